@@ -1,0 +1,73 @@
+"""Argument checks shared by the library: each names the argument and what is allowed."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+__all__ = [
+    "as_real_array",
+    "check_alpha",
+    "check_d_k",
+    "check_finite",
+    "check_positive",
+    "check_rho",
+]
+
+
+def as_real_array(x, name, *, dtype=None):
+    """Return ``x`` as a floating ndarray, refusing non-numeric input.
+
+    Integer input is promoted to float64; floating input keeps its precision
+    (float16 stays float16, which the overflow study relies on).
+    """
+    try:
+        arr = np.asarray(x)
+    except Exception as exc:  # ragged lists and the like
+        raise TypeError(f"{name} must be a real numeric array; got {type(x).__name__}") from exc
+    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
+        raise TypeError(f"{name} must be a real numeric array; got dtype {arr.dtype}")
+    if dtype is not None:
+        return arr.astype(dtype, copy=False)
+    if np.issubdtype(arr.dtype, np.integer):
+        return arr.astype(np.float64)
+    return arr
+
+
+def check_finite(arr, name):
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} contains NaN or inf; every entry must be finite")
+    return arr
+
+
+def check_d_k(d_k, name="d_k"):
+    if isinstance(d_k, bool) or not isinstance(d_k, numbers.Integral):
+        raise TypeError(f"{name} must be an integer >= 1; got {d_k!r}")
+    if d_k < 1:
+        raise ValueError(f"{name} must be an integer >= 1; got {d_k}")
+    return int(d_k)
+
+
+def check_rho(rho, name="rho"):
+    if isinstance(rho, bool) or not isinstance(rho, numbers.Real):
+        raise TypeError(f"{name} must be a real number in [-1, 1]; got {rho!r}")
+    if not -1.0 <= float(rho) <= 1.0:  # also rejects NaN
+        raise ValueError(f"{name} must lie in [-1, 1]; got {rho}")
+    return float(rho)
+
+
+def check_positive(x, name):
+    if isinstance(x, bool) or not isinstance(x, numbers.Real):
+        raise TypeError(f"{name} must be a positive real number; got {x!r}")
+    if not (np.isfinite(x) and x > 0):
+        raise ValueError(f"{name} must be a positive finite number; got {x}")
+    return float(x)
+
+
+def check_alpha(alpha, name="alpha"):
+    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real):
+        raise TypeError(f"{name} must be a number in (0, 1); got {alpha!r}")
+    if not 0.0 < float(alpha) < 1.0:
+        raise ValueError(f"{name} must lie strictly between 0 and 1; got {alpha}")
+    return float(alpha)

@@ -1,0 +1,209 @@
+r"""Scaled dot-product attention, its softmax, and the hand-derived backward pass.
+
+Forward (section "The formula, piece by piece")::
+
+    S = c Q K^T  (+ additive mask),   A = softmax(S) row-wise,   O = A V,   c = 1/sqrt(d_k)
+
+Backward (section "The backward pass of attention")::
+
+    dV = A^T dO,   dA = dO V^T,   D_i = dO_i . O_i,   dS = A * (dA - D 1^T),
+    dQ = c dS K,   dK = c dS^T Q
+
+Shapes: Q ``(..., T_q, d_k)``, K ``(..., T_k, d_k)``, V ``(..., T_k, d_v)``; leading
+(batch, head) dimensions broadcast.  Masks follow PyTorch: a boolean mask is True where a
+query may attend, a float mask is added to the scores; either broadcasts to
+``(..., T_q, T_k)``.  A fully masked row has no keys to average: its weights, output and
+gradients are zero (PyTorch 2.x returns zeros too), never NaN.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._validation import as_real_array, check_finite, check_positive
+
+__all__ = [
+    "attention_backward",
+    "naive_softmax",
+    "scaled_dot_product_attention",
+    "softmax",
+    "softmax_jacobian",
+    "softmax_vjp",
+]
+
+
+def softmax(s, axis=-1):
+    r"""Numerically stable softmax, :math:`a_j = e^{s_j - m} / \sum_l e^{s_l - m}`, m = max s.
+
+    Subtracting the maximum makes the largest exponent :math:`e^0 = 1` and the denominator
+    at least 1, so nothing overflows in any precision; the input dtype is kept.  A slice
+    whose entries are all ``-inf`` (a fully masked row) gives zeros.
+    """
+    s = as_real_array(s, "s")
+    if np.isnan(s).any():
+        raise ValueError("s contains NaN; scores must be numbers or -inf (masked)")
+    m = np.max(s, axis=axis, keepdims=True)
+    # A row that is all -inf would give (-inf) - (-inf) = NaN; shift it by 0 instead.
+    m = np.where(np.isfinite(m), m, np.zeros_like(m))
+    e = np.exp(s - m)
+    total = np.sum(e, axis=axis, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        a = e / total
+    return np.where(total > 0, a, np.zeros_like(a))
+
+
+def naive_softmax(s, axis=-1):
+    """Softmax straight from the definition, ``exp(s) / sum(exp(s))``, with no max shift.
+
+    Kept only to demonstrate overflow: in float16 ``exp(12)`` is already ``inf`` and the
+    result is NaN.  Use :func:`softmax` for anything else.
+    """
+    s = as_real_array(s, "s")
+    with np.errstate(over="ignore", invalid="ignore"):
+        e = np.exp(s)
+        return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def softmax_jacobian(a):
+    r"""Jacobian of the softmax at weights ``a``: :math:`J = \operatorname{diag}(a) - a a^\top`.
+
+    ``a`` has shape ``(..., n)``; the result has shape ``(..., n, n)``.
+    """
+    a = as_real_array(a, "a")
+    if a.ndim < 1:
+        raise ValueError("a must have at least one dimension (the softmax axis)")
+    n = a.shape[-1]
+    return a[..., :, None] * np.eye(n, dtype=a.dtype) - a[..., :, None] * a[..., None, :]
+
+
+def softmax_vjp(a, g):
+    r"""Vector-Jacobian product :math:`J^\top g = a \odot (g - (a\cdot g)\,\mathbf 1)` in O(n).
+
+    ``a`` are softmax weights and ``g = dL/da`` the upstream gradient, both ``(..., n)``;
+    returns ``dL/ds`` without building the n x n Jacobian.
+    """
+    a = as_real_array(a, "a")
+    g = as_real_array(g, "g")
+    try:
+        np.broadcast_shapes(a.shape, g.shape)
+    except ValueError:
+        raise ValueError(f"g of shape {g.shape} does not broadcast against a of shape {a.shape}") from None
+    return a * (g - np.sum(a * g, axis=-1, keepdims=True))
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _check_qkv(Q, K, V):
+    Q = check_finite(as_real_array(Q, "Q"), "Q")
+    K = check_finite(as_real_array(K, "K"), "K")
+    V = check_finite(as_real_array(V, "V"), "V")
+    for name, x in (("Q", Q), ("K", K), ("V", V)):
+        if x.ndim < 2:
+            raise ValueError(f"{name} must have at least 2 dimensions (..., T, d); got shape {x.shape}")
+    if Q.shape[-1] != K.shape[-1]:
+        raise ValueError(f"Q and K must share d_k (last axis); got Q {Q.shape} and K {K.shape}")
+    if K.shape[-2] != V.shape[-2]:
+        raise ValueError(f"K and V must share T_k (second-to-last axis); got K {K.shape} and V {V.shape}")
+    if Q.shape[-1] < 1:
+        raise ValueError("d_k (the last axis of Q and K) must be at least 1")
+    try:
+        np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
+    except ValueError:
+        raise ValueError(
+            f"leading (batch/head) dimensions of Q {Q.shape}, K {K.shape}, V {V.shape} do not broadcast"
+        ) from None
+    dtype = np.result_type(Q, K, V)
+    return Q.astype(dtype, copy=False), K.astype(dtype, copy=False), V.astype(dtype, copy=False)
+
+
+def resolve_scale(scale, d_k):
+    """``1/sqrt(d_k)`` when ``scale`` is None, else ``scale`` checked to be positive."""
+    if scale is None:
+        return 1.0 / np.sqrt(d_k)
+    return check_positive(scale, "scale")
+
+
+def additive_mask(mask, score_shape, dtype):
+    """Turn a boolean or float mask into an additive one broadcastable to ``score_shape``.
+
+    The result keeps the mask's own (broadcastable) shape; it is never expanded.
+    """
+    if mask is None:
+        return None
+    m = np.asarray(mask)
+    try:
+        full = np.broadcast_shapes(m.shape, score_shape)
+    except ValueError:
+        full = None
+    if full != tuple(score_shape):
+        raise ValueError(f"mask of shape {m.shape} does not broadcast to the scores' shape {tuple(score_shape)}")
+    if m.dtype == bool:
+        return np.where(m, dtype.type(0), dtype.type(-np.inf))
+    m = as_real_array(m, "mask", dtype=dtype)
+    if np.isnan(m).any() or np.isposinf(m).any():
+        raise ValueError("a float mask may hold finite numbers and -inf only; it contains NaN or +inf")
+    return m
+
+
+def scores_shape(Q, K):
+    lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2])
+    return (*lead, Q.shape[-2], K.shape[-2])
+
+
+def sum_to_shape(g, shape):
+    """Sum a broadcast gradient back down to an operand's ``shape``."""
+    extra = g.ndim - len(shape)
+    if extra:
+        g = g.sum(axis=tuple(range(extra)))
+    axes = tuple(i for i, n in enumerate(shape) if n == 1 and g.shape[i] != 1)
+    if axes:
+        g = g.sum(axis=axes, keepdims=True)
+    return g
+
+
+def _forward(Q, K, V, mask, scale):
+    c = resolve_scale(scale, Q.shape[-1])
+    S = (Q @ np.swapaxes(K, -1, -2)) * Q.dtype.type(c)
+    add = additive_mask(mask, scores_shape(Q, K), Q.dtype)
+    if add is not None:
+        S = S + add
+    A = softmax(S)
+    return A @ V, A, c
+
+
+# --------------------------------------------------------------------------- public
+
+
+def scaled_dot_product_attention(Q, K, V, mask=None, *, scale=None, return_weights=False):
+    r"""``O = softmax(c Q K^T + mask) V`` with ``c = scale`` or ``1/sqrt(d_k)``.
+
+    Returns ``O`` of shape ``(..., T_q, d_v)``, or ``(O, A)`` with ``return_weights=True``.
+    """
+    Q, K, V = _check_qkv(Q, K, V)
+    O, A, _ = _forward(Q, K, V, mask, scale)
+    return (O, A) if return_weights else O
+
+
+def attention_backward(Q, K, V, dO, mask=None, *, scale=None, return_score_grad=False):
+    r"""Gradients ``(dQ, dK, dV)`` of a loss L given ``dO = dL/dO``, by the section's derivation.
+
+    Uses :math:`D_i = dO_i \cdot O_i` for the softmax row sum; masked entries have
+    :math:`A_{ij} = 0` and so get exactly zero score gradient.  Gradients of broadcast
+    operands are summed back to the operand's shape.  With ``return_score_grad=True`` the
+    score gradient ``dS`` (shape ``(..., T_q, T_k)``) is returned as a fourth array.
+    """
+    Q, K, V = _check_qkv(Q, K, V)
+    dO = check_finite(as_real_array(dO, "dO"), "dO")
+    O, A, c = _forward(Q, K, V, mask, scale)
+    if dO.shape != O.shape:
+        raise ValueError(f"dO must have the output's shape {O.shape}; got {dO.shape}")
+    dO = dO.astype(O.dtype, copy=False)
+    dV = np.swapaxes(A, -1, -2) @ dO
+    dA = dO @ np.swapaxes(V, -1, -2)
+    D = np.sum(dO * O, axis=-1, keepdims=True)
+    dS = A * (dA - D)
+    dQ = (dS @ K) * c
+    dK = (np.swapaxes(dS, -1, -2) @ Q) * c
+    grads = sum_to_shape(dQ, Q.shape), sum_to_shape(dK, K.shape), sum_to_shape(dV, V.shape)
+    return (*grads, dS) if return_score_grad else grads

@@ -1,0 +1,147 @@
+r"""Streaming, mergeable estimators with Monte Carlo standard errors (MCSE).
+
+A :class:`MomentSummary` holds the count, mean and the central power sums
+:math:`M_p = \sum (x - \bar x)^p`, p = 2, 3, 4, of a sample, per column.  Summaries of
+disjoint chunks merge exactly (Chan, Golub & LeVeque 1979; Pebay 2008), so a run of any
+length streams through bounded memory and its numbers do not depend on how it was cut.
+
+MCSEs: :math:`\operatorname{se}(\bar x) = s/\sqrt n`;
+:math:`\operatorname{se}(s^2) = \sqrt{(m_4 - \tfrac{n-3}{n-1}s^4)/n}` from the fourth
+central moment; a proportion's :math:`\sqrt{\hat p(1-\hat p)/n}`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._validation import as_real_array
+
+__all__ = [
+    "Estimate",
+    "MomentSummary",
+    "mean_estimate",
+    "merge_moments",
+    "moment_summary",
+    "proportion_estimate",
+    "quantile_estimate",
+    "scale_moments",
+    "variance_estimate",
+]
+
+
+@dataclass(frozen=True)
+class MomentSummary:
+    """Count, mean and central power sums M2, M3, M4 of a sample (arrays over columns)."""
+
+    n: int
+    mean: np.ndarray
+    m2: np.ndarray
+    m3: np.ndarray
+    m4: np.ndarray
+
+    @property
+    def variance(self):
+        """Unbiased sample variance :math:`M_2/(n-1)`."""
+        return self.m2 / (self.n - 1)
+
+    @property
+    def kurtosis(self):
+        r"""Plug-in kurtosis :math:`n M_4 / M_2^2` (3 for a Gaussian)."""
+        return self.n * self.m4 / self.m2**2
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A Monte Carlo estimate and its standard error."""
+
+    value: float
+    mcse: float
+    n: int
+
+
+def moment_summary(x):
+    """:class:`MomentSummary` of the samples in ``x`` along axis 0 (two-pass, per chunk)."""
+    x = as_real_array(x, "x", dtype=np.float64)
+    if x.ndim == 0 or x.shape[0] < 1:
+        raise ValueError("x must hold at least one sample along axis 0")
+    mean = x.mean(axis=0)
+    d = x - mean
+    d2 = d * d
+    return MomentSummary(x.shape[0], mean, d2.sum(axis=0), (d2 * d).sum(axis=0), (d2 * d2).sum(axis=0))
+
+
+def merge_moments(a: MomentSummary, b: MomentSummary) -> MomentSummary:
+    """Exact summary of the union of two disjoint samples (Pebay 2008, eqs. 3.1-3.3)."""
+    na, nb = a.n, b.n
+    n = na + nb
+    delta = b.mean - a.mean
+    d_n = delta / n
+    mean = a.mean + nb * d_n
+    m2 = a.m2 + b.m2 + delta * d_n * na * nb
+    m3 = a.m3 + b.m3 + delta * d_n * d_n * na * nb * (na - nb) + 3.0 * d_n * (na * b.m2 - nb * a.m2)
+    m4 = (
+        a.m4
+        + b.m4
+        + delta * d_n**3 * na * nb * (na * na - na * nb + nb * nb)
+        + 6.0 * d_n * d_n * (na * na * b.m2 + nb * nb * a.m2)
+        + 4.0 * d_n * (na * b.m3 - nb * a.m3)
+    )
+    return MomentSummary(n, mean, m2, m3, m4)
+
+
+def scale_moments(s: MomentSummary, c) -> MomentSummary:
+    """Summary of the sample multiplied by the constant ``c``."""
+    return MomentSummary(s.n, c * s.mean, c**2 * s.m2, c**3 * s.m3, c**4 * s.m4)
+
+
+def _summary(samples):
+    return samples if isinstance(samples, MomentSummary) else moment_summary(samples)
+
+
+def _need(s, k, what):
+    if s.n < k:
+        raise ValueError(f"n must be at least {k} for {what}; got n = {s.n}")
+
+
+def mean_estimate(samples) -> Estimate:
+    """Sample mean with MCSE :math:`s/\\sqrt n` (samples or a :class:`MomentSummary`)."""
+    s = _summary(samples)
+    _need(s, 2, "a mean's standard error")
+    return Estimate(s.mean, np.sqrt(s.variance / s.n), s.n)
+
+
+def variance_estimate(samples) -> Estimate:
+    r"""Unbiased variance with MCSE :math:`\sqrt{(m_4 - \frac{n-3}{n-1}s^4)/n}`."""
+    s = _summary(samples)
+    _need(s, 4, "a variance's standard error")
+    var = s.variance
+    m4 = s.m4 / s.n
+    return Estimate(var, np.sqrt(np.maximum(m4 - (s.n - 3) / (s.n - 1) * var**2, 0.0) / s.n), s.n)
+
+
+def proportion_estimate(successes, n) -> Estimate:
+    r"""Proportion :math:`\hat p = k/n` with MCSE :math:`\sqrt{\hat p(1-\hat p)/n}`."""
+    if n < 1 or not 0 <= successes <= n:
+        raise ValueError(f"need 0 <= successes <= n and n >= 1; got successes={successes}, n={n}")
+    p = successes / n
+    return Estimate(p, np.sqrt(p * (1 - p) / n), n)
+
+
+def quantile_estimate(samples, q) -> Estimate:
+    r"""Sample q-quantile with a distribution-free MCSE from order statistics.
+
+    The MCSE is half the width of the order-statistic interval
+    :math:`[x_{(np - \sqrt{np(1-p)})}, x_{(np + \sqrt{np(1-p)})}]` (one binomial standard
+    deviation of ranks either side).  Needs the samples themselves, not a summary.
+    """
+    x = np.sort(as_real_array(samples, "samples", dtype=np.float64).ravel())
+    if not 0 < q < 1:
+        raise ValueError(f"q must lie strictly between 0 and 1; got {q}")
+    n = x.size
+    _need(MomentSummary(n, 0, 0, 0, 0), 2, "a quantile's standard error")
+    half = np.sqrt(n * q * (1 - q))
+    lo = int(np.clip(np.floor(n * q - half), 0, n - 1))
+    hi = int(np.clip(np.ceil(n * q + half), 0, n - 1))
+    return Estimate(float(np.quantile(x, q)), 0.5 * (x[hi] - x[lo]), n)

@@ -1,0 +1,269 @@
+r"""Calibrated one-sample tests for Monte Carlo output, and the experiment design behind them.
+
+Every test returns a :class:`TestResult` (statistic, p-value, whether it rejects at
+``alpha``, the estimate and its MCSE).  scipy does the work wherever it has the test
+(``ttest_1samp``'s distribution, ``kstest``, ``cramervonmises``, ``binomtest``); what it
+lacks -- a variance test valid for non-Gaussian samples, tests from streaming summaries,
+power design -- is written here.
+
+Tail requirements.  A normal-approximation p-value is only trustworthy far in the tail,
+where a Bonferroni-corrected alpha lives, if one huge draw cannot dominate the sum: the
+chance that a single draw moves a mean by z standard errors is about
+:math:`n^{1-\nu/2} z^{-\nu}` for tail index :math:`\nu`.  We therefore ask for finite
+moments beyond order 4 of whatever is averaged: the samples themselves for
+:func:`mean_test` (``tail_index > 4``) and their squared deviations for
+:func:`variance_test` (``tail_index > 8``).  Below that the tests refuse with
+:class:`UntestableError` instead of printing a p-value that means nothing.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats as sps
+
+from ._validation import as_real_array, check_alpha
+from .estimators import MomentSummary, mean_estimate, moment_summary, variance_estimate
+
+__all__ = [
+    "MEAN_TEST_MIN_TAIL_INDEX",
+    "VARIANCE_TEST_MIN_TAIL_INDEX",
+    "TestResult",
+    "UntestableError",
+    "detectable_discrepancy",
+    "detectable_ks_distance",
+    "distribution_test",
+    "holm_adjust",
+    "mean_test",
+    "proportion_test",
+    "required_sample_size",
+    "variance_ratio_test",
+    "variance_test",
+]
+
+MEAN_TEST_MIN_TAIL_INDEX = 4.0
+VARIANCE_TEST_MIN_TAIL_INDEX = 8.0
+
+
+class UntestableError(ValueError):
+    """The samples' law lacks a moment the test's calibration needs."""
+
+
+@dataclass(frozen=True)
+class TestResult:
+    """Outcome of one test.  ``reject`` is ``pvalue < alpha``."""
+
+    __test__ = False  # not a pytest class
+
+    test: str
+    statistic: float
+    pvalue: float
+    alpha: float
+    reject: bool
+    estimate: float
+    mcse: float
+    expected: float
+    n: int
+
+
+def _summary(samples, name="samples"):
+    if isinstance(samples, MomentSummary):
+        s = samples
+    else:
+        x = as_real_array(samples, name, dtype=np.float64)
+        if x.ndim != 1:
+            raise ValueError(f"{name} must be one-dimensional; got shape {x.shape}")
+        if not np.all(np.isfinite(x)):
+            raise ValueError(f"{name} contains NaN or inf")
+        s = moment_summary(x)
+    if np.ndim(s.mean) != 0:
+        raise ValueError(f"{name} must summarize a single column")
+    return s
+
+
+def _check_n(s, k, test):
+    if s.n < k:
+        raise ValueError(f"n must be at least {k} for {test}; got n = {s.n}")
+
+
+def _check_tail(tail_index, needed, test, what):
+    if not tail_index > needed:
+        raise UntestableError(
+            f"{test} needs finite moments beyond order {needed:g} of {what}; the samples' law has "
+            f"finite moments only below order {tail_index:g}, so no calibrated p-value exists"
+        )
+
+
+def _two_sided_normal(z):
+    return float(2.0 * sps.norm.sf(abs(z)))
+
+
+def mean_test(samples, expected, *, alpha, tail_index=math.inf):
+    r"""Two-sided one-sample t-test of :math:`E[X] = ` ``expected``.
+
+    ``samples`` is an array or a :class:`MomentSummary`; the statistic is
+    :math:`(\bar x - \mu_0)/(s/\sqrt n)` on n - 1 degrees of freedom (``scipy.stats.ttest_1samp``
+    gives the same numbers on an array).  ``tail_index`` is the supremum of the orders of
+    finite moments of the samples' law; the test refuses below
+    :data:`MEAN_TEST_MIN_TAIL_INDEX`.
+    """
+    alpha = check_alpha(alpha)
+    s = _summary(samples)
+    _check_n(s, 2, "mean_test")
+    _check_tail(tail_index, MEAN_TEST_MIN_TAIL_INDEX, "mean_test", "the samples")
+    est = mean_estimate(s)
+    if est.mcse == 0:
+        t = 0.0 if est.value == expected else math.copysign(math.inf, est.value - expected)
+    else:
+        t = float((est.value - expected) / est.mcse)
+    p = float(2.0 * sps.t.sf(abs(t), s.n - 1))
+    return TestResult("mean", t, p, alpha, p < alpha, float(est.value), float(est.mcse), float(expected), s.n)
+
+
+def _log_variance(s):
+    r"""log of the sample variance and its delta-method standard error :math:`\sqrt{(\hat\kappa - \frac{n-3}{n-1})/n}`."""
+    est = variance_estimate(s)
+    if est.value <= 0:
+        raise ValueError("samples have zero variance; a variance test needs spread")
+    se_log = float(est.mcse / est.value)
+    return float(np.log(est.value)), se_log, est
+
+
+def variance_test(samples, expected, *, alpha, tail_index=math.inf):
+    r"""Two-sided test of :math:`\operatorname{Var}(X) = ` ``expected`` for any law with enough moments.
+
+    Works on the log scale, where the sample variance is far less skewed:
+    :math:`z = (\log s^2 - \log\sigma_0^2)/\widehat{\operatorname{se}}`, with the
+    delta-method standard error from the sample kurtosis.  Unlike the chi-square test it
+    does not assume Gaussian samples (whose kurtosis 3 it would silently use: at
+    :math:`d_k = 1` the raw score has kurtosis 9).  Refuses below
+    :data:`VARIANCE_TEST_MIN_TAIL_INDEX`.
+    """
+    alpha = check_alpha(alpha)
+    if not expected > 0:
+        raise ValueError(f"expected variance must be positive; got {expected}")
+    s = _summary(samples)
+    _check_n(s, 4, "variance_test")
+    _check_tail(tail_index, VARIANCE_TEST_MIN_TAIL_INDEX, "variance_test", "the samples (the fourth moment of their deviations)")
+    log_var, se, est = _log_variance(s)
+    z = (log_var - math.log(expected)) / se
+    p = _two_sided_normal(z)
+    return TestResult("variance", z, p, alpha, p < alpha, float(est.value), float(est.mcse), float(expected), s.n)
+
+
+def variance_ratio_test(samples_a, samples_b, expected_ratio, *, alpha, tail_index=math.inf):
+    r"""Two-sided test of :math:`\operatorname{Var}(A)/\operatorname{Var}(B) = ` ``expected_ratio`` (independent samples).
+
+    :math:`z = (\log s_A^2 - \log s_B^2 - \log r_0)/\sqrt{\widehat{se}_A^2 + \widehat{se}_B^2}`.
+    ``estimate``/``mcse`` in the result are the ratio and its delta-method error.
+    """
+    alpha = check_alpha(alpha)
+    if not expected_ratio > 0:
+        raise ValueError(f"expected_ratio must be positive; got {expected_ratio}")
+    a, b = _summary(samples_a, "samples_a"), _summary(samples_b, "samples_b")
+    for s in (a, b):
+        _check_n(s, 4, "variance_ratio_test")
+    _check_tail(tail_index, VARIANCE_TEST_MIN_TAIL_INDEX, "variance_ratio_test", "the samples")
+    la, sa, _ = _log_variance(a)
+    lb, sb, _ = _log_variance(b)
+    se = math.hypot(sa, sb)
+    z = (la - lb - math.log(expected_ratio)) / se
+    ratio = math.exp(la - lb)
+    p = _two_sided_normal(z)
+    return TestResult("variance_ratio", z, p, alpha, p < alpha, ratio, ratio * se, float(expected_ratio), min(a.n, b.n))
+
+
+def distribution_test(samples, cdf, *, alpha, method="ks"):
+    """Goodness of fit to an exact, fully specified CDF: Kolmogorov-Smirnov or Cramer-von Mises.
+
+    ``cdf`` is a callable or a frozen ``scipy.stats`` distribution.  ``estimate`` in the
+    result is the statistic itself (the KS distance for ``method="ks"``).
+    """
+    alpha = check_alpha(alpha)
+    x = as_real_array(samples, "samples", dtype=np.float64)
+    if x.ndim != 1 or x.size < 2:
+        raise ValueError(f"samples must be one-dimensional with n >= 2; got shape {x.shape}")
+    if not np.all(np.isfinite(x)):
+        raise ValueError("samples contains NaN or inf")
+    f = cdf.cdf if hasattr(cdf, "cdf") else cdf
+    if not callable(f):
+        raise TypeError("cdf must be callable or a frozen scipy.stats distribution")
+    if method == "ks":
+        r = sps.kstest(x, f)
+    elif method == "cvm":
+        r = sps.cramervonmises(x, f)
+    else:
+        raise ValueError(f"method must be 'ks' or 'cvm'; got {method!r}")
+    p = float(r.pvalue)
+    stat = float(r.statistic)
+    return TestResult(method, stat, p, alpha, p < alpha, stat, math.nan, 0.0, x.size)
+
+
+def proportion_test(successes, n, expected, *, alpha):
+    """Exact two-sided binomial test of a proportion (``scipy.stats.binomtest``)."""
+    alpha = check_alpha(alpha)
+    if isinstance(n, bool) or int(n) != n or n < 1:
+        raise ValueError(f"n must be a positive integer; got {n!r}")
+    if int(successes) != successes or not 0 <= successes <= n:
+        raise ValueError(f"successes must be an integer in [0, n]; got {successes!r}")
+    if not 0 <= expected <= 1:
+        raise ValueError(f"expected must be a probability in [0, 1]; got {expected}")
+    r = sps.binomtest(int(successes), int(n), expected)
+    p_hat = successes / n
+    return TestResult(
+        "proportion", p_hat, float(r.pvalue), alpha, r.pvalue < alpha, p_hat, math.sqrt(p_hat * (1 - p_hat) / n), expected, int(n)
+    )
+
+
+# ------------------------------------------------------------------ design
+
+
+def _z_sum(alpha, beta):
+    alpha, beta = check_alpha(alpha), check_alpha(beta, "beta")
+    return sps.norm.isf(alpha / 2) + sps.norm.isf(beta)
+
+
+def detectable_discrepancy(n, *, sd, alpha, beta=1e-3):
+    r"""Smallest shift :math:`|\theta - \theta_0|` a two-sided level-``alpha`` test detects with power ``1 - beta``.
+
+    For an estimator with standard error :math:`sd/\sqrt n`:
+    :math:`\delta = (z_{1-\alpha/2} + z_{1-\beta})\, sd/\sqrt n`.
+    """
+    if n < 2:
+        raise ValueError(f"n must be at least 2; got {n}")
+    return float(_z_sum(alpha, beta) * sd / math.sqrt(n))
+
+
+def required_sample_size(discrepancy, *, sd, alpha, beta=1e-3):
+    """Smallest n at which :func:`detectable_discrepancy` is at most ``discrepancy``."""
+    if not discrepancy > 0:
+        raise ValueError(f"discrepancy must be positive; got {discrepancy}")
+    if not sd > 0:
+        raise ValueError(f"sd must be positive; got {sd}")
+    return max(2, math.ceil((_z_sum(alpha, beta) * sd / discrepancy) ** 2))
+
+
+def detectable_ks_distance(n, *, alpha, beta=1e-3):
+    r"""A sup-distance between CDFs that the KS test at level ``alpha`` detects with power >= ``1 - beta``.
+
+    Critical value from the exact null law (``scipy.stats.kstwo``) plus the
+    Dvoretzky-Kiefer-Wolfowitz margin :math:`\sqrt{\ln(2/\beta)/(2n)}` (Massart's constant),
+    so the bound holds for every alternative.
+    """
+    alpha, beta = check_alpha(alpha), check_alpha(beta, "beta")
+    return float(sps.kstwo.isf(alpha, n) + math.sqrt(math.log(2 / beta) / (2 * n)))
+
+
+def holm_adjust(pvalues):
+    """Holm's step-down adjusted p-values (family-wise error control under any dependence)."""
+    p = np.asarray(pvalues, dtype=np.float64)
+    if p.ndim != 1:
+        raise ValueError("pvalues must be one-dimensional")
+    m = p.size
+    order = np.argsort(p, kind="stable")
+    adj = np.maximum.accumulate(np.minimum(1.0, (m - np.arange(m)) * p[order]))
+    out = np.empty(m)
+    out[order] = adj
+    return out
