@@ -45,11 +45,14 @@ def softmax(s, axis=-1):
     m = np.max(s, axis=axis, keepdims=True)
     # A row that is all -inf would give (-inf) - (-inf) = NaN; shift it by 0 instead.
     m = np.where(np.isfinite(m), m, np.zeros_like(m))
-    e = np.exp(s - m)
+    e = np.subtract(s, m)
+    np.exp(e, out=e)  # in place: the softmax is elementwise-bound, so passes and copies count
     total = np.sum(e, axis=axis, keepdims=True)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        a = e / total
-    return np.where(total > 0, a, np.zeros_like(a))
+    empty = total == 0
+    if empty.any():
+        total = np.where(empty, np.ones_like(total), total)  # e is all 0 there: the row stays 0
+    e /= total
+    return e
 
 
 def naive_softmax(s, axis=-1):

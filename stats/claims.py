@@ -69,9 +69,13 @@ class Check:
     target: float = 0.02
     relative: bool = True
     sim_b: SimSpec | None = None  # the numerator simulation of a variance ratio
+    stated: float | None = None  # a number the text quotes, tested as it stands instead of a closed form
 
     def expected(self, formulas: Formulas):
-        """The closed form's value for this check (a frozen distribution for ``distribution``)."""
+        """The value under test: the text's ``stated`` number if any, else the closed form's
+        value (a frozen distribution for ``distribution``)."""
+        if self.stated is not None:
+            return self.stated
         s = self.sim
         if self.quantity == "distribution":
             return formulas.distribution(s.d_k, s.rho, sigma_q=s.sigma_q, sigma_k=s.sigma_k, scale=self.scale)

@@ -182,7 +182,7 @@ def simulate(planned, *, seed=DEFAULT_SEED, progress=False):
     sizes = simulation_sizes(planned)
     results = {}
     total = sum(n * s.cost for s, n in sizes.items())
-    with tqdm(total=total, unit="draw", unit_scale=True, disable=not progress, desc="simulating", leave=False) as bar:
+    with tqdm(total=total, unit="draw", unit_scale=True, disable=None if progress else True, desc="simulating", leave=False) as bar:
         for spec, n in sizes.items():
             kw = dict(rho=spec.rho, sigma_q=spec.sigma_q, sigma_k=spec.sigma_k, entries=spec.entries, scale="none")
             kw["seed"] = _spec_seed(seed, spec)
