@@ -47,6 +47,6 @@ from .mutants import MUTANTS, Mutant
 from .numerics import exp_overflow_threshold
 from .sampling import draw_entries, sample_queries_keys, sample_scores, score_chunks, score_summary
 from .tiled import tiled_attention_backward, tiled_attention_forward
-from .verify import evaluate, plan, simulate, verify
+from .verify import evaluate, plan, simulate, verify_claims
 
 __all__ = [name for name in dir() if not name.startswith("_")]

@@ -135,6 +135,14 @@ def moment_claims():
     sweep = {(d, law): SimSpec(d, 0.0, entries=law, **sig) for d in WIDTHS for law in LAWS}
     corr = {(d, r, law): SimSpec(d, r, entries=law, **sig) for d in CORR_WIDTHS for r in RHOS for law in LAWS + (T18,)}
 
+    def correlated(quantity, scale, target, laws=LAWS):
+        return tuple(
+            Check(lbl(law, d, r), quantity, corr[d, r, law], scale=scale, target=target)
+            for d in CORR_WIDTHS
+            for r in RHOS
+            for law in laws
+        )
+
     def lbl(law, d=None, rho=None):
         parts = ([f"d_k={d}"] if d is not None else []) + ([f"rho={rho:g}"] if rho is not None else [])
         return ", ".join(parts + [law.label])
@@ -195,19 +203,14 @@ def moment_claims():
             CORRELATED,
             "With k = rho q + sqrt(1 - rho^2) z the raw score has mean rho d_k (times sigma_q sigma_k).",
             "E[q.k] = rho d_k sigma_q sigma_k",
-            tuple(Check(lbl(law, d, r), "mean", corr[d, r, law], target=0.01) for d in CORR_WIDTHS for r in RHOS for law in LAWS),
+            correlated("mean", "none", 0.01),
         ),
         Claim(
             "correlated-mean-scaled",
             CORRELATED,
             "Under that correlation the scaled score's mean is rho sqrt(d_k): it still grows with the width.",
             "E[q.k / sqrt(d_k)] = rho sqrt(d_k) sigma_q sigma_k",
-            tuple(
-                Check(lbl(law, d, r), "mean", corr[d, r, law], scale="sqrt", target=0.01)
-                for d in CORR_WIDTHS
-                for r in RHOS
-                for law in LAWS
-            ),
+            correlated("mean", "sqrt", 0.01),
         ),
         Claim(
             "correlated-variance",
@@ -215,36 +218,21 @@ def moment_claims():
             "Exercise 4.3d: the scaled score's variance is sigma_q^2 sigma_k^2 (1 + rho^2 (mu_4 - 2)), so the entries' "
             "fourth moment mu_4 enters once rho != 0 (1 + rho^2 for Gaussian, 1 - rho^2 for Rademacher entries).",
             "Var(q.k / sqrt(d_k)) = sigma_q^2 sigma_k^2 (1 + rho^2 (mu_4 - 2))",
-            tuple(
-                Check(lbl(law, d, r), "variance", corr[d, r, law], scale="sqrt", target=0.02)
-                for d in CORR_WIDTHS
-                for r in RHOS
-                for law in LAWS + (T18,)
-            ),
+            correlated("variance", "sqrt", 0.02, LAWS + (T18,)),
         ),
         Claim(
             "mup-mean",
             CORRELATED,
             "muP's 1/d_k scaling keeps the correlated score's mean at rho sigma_q sigma_k at every width.",
             "E[q.k / d_k] = rho sigma_q sigma_k",
-            tuple(
-                Check(lbl(law, d, r), "mean", corr[d, r, law], scale="mup", target=0.01)
-                for d in CORR_WIDTHS
-                for r in RHOS
-                for law in LAWS
-            ),
+            correlated("mean", "mup", 0.01),
         ),
         Claim(
             "mup-variance",
             CORRELATED,
             "Under muP's 1/d_k scaling the correlated score's variance falls like 1/d_k, to 0 as the width grows.",
             "Var(q.k / d_k) = sigma_q^2 sigma_k^2 (1 + rho^2 (mu_4 - 2)) / d_k",
-            tuple(
-                Check(lbl(law, d, r), "variance", corr[d, r, law], scale="mup", target=0.02)
-                for d in CORR_WIDTHS
-                for r in RHOS
-                for law in LAWS + (T18,)
-            ),
+            correlated("variance", "mup", 0.02, LAWS + (T18,)),
         ),
         Claim(
             "exact-law",

@@ -46,6 +46,19 @@ def score_scale(d_k, scale="sqrt"):
     raise ValueError(f"scale must be one of {SCALES}; got {scale!r}")
 
 
+def _checked(d_k, rho, sigma_q, sigma_k, entries, scale):
+    """The score model's arguments, validated: (d_k, rho, sigma_q, sigma_k, law, c)."""
+    d_k = check_d_k(d_k)
+    return (
+        d_k,
+        check_rho(rho),
+        check_positive(sigma_q, "sigma_q"),
+        check_positive(sigma_k, "sigma_k"),
+        entry_law(entries),
+        score_scale(d_k, scale),
+    )
+
+
 def _product_raw_moment(law, rho, k):
     r""":math:`E[(\rho x^2 + s x y)^k]` with :math:`s = \sqrt{1-\rho^2}`."""
     s = math.sqrt(max(0.0, 1.0 - rho * rho))
@@ -63,12 +76,7 @@ def score_cumulants(d_k, rho=0.0, *, sigma_q=1.0, sigma_k=1.0, entries="gaussian
 
     An entry is ``inf`` when the moment it needs diverges (heavy-tailed laws).
     """
-    d_k = check_d_k(d_k)
-    rho = check_rho(rho)
-    sq = check_positive(sigma_q, "sigma_q")
-    sk = check_positive(sigma_k, "sigma_k")
-    law = entry_law(entries)
-    c = score_scale(d_k, scale)
+    d_k, rho, sq, sk, law, c = _checked(d_k, rho, sigma_q, sigma_k, entries, scale)
     if order not in (1, 2, 3, 4):
         raise ValueError(f"order must be 1, 2, 3 or 4; got {order!r}")
     m = [1.0] + [_product_raw_moment(law, rho, k) for k in range(1, order + 1)]
@@ -101,12 +109,7 @@ def scaled_score_moments(d_k, rho=0.0, *, sigma_q=1.0, sigma_k=1.0, entries="gau
     :math:`\rho\sqrt{d_k}` (unit sigmas) and with ``scale="mup"`` it is :math:`\rho` while
     the variance falls like :math:`1/d_k`.
     """
-    d_k = check_d_k(d_k)
-    rho = check_rho(rho)
-    sq = check_positive(sigma_q, "sigma_q")
-    sk = check_positive(sigma_k, "sigma_k")
-    law = entry_law(entries)
-    c = score_scale(d_k, scale)
+    d_k, rho, sq, sk, law, c = _checked(d_k, rho, sigma_q, sigma_k, entries, scale)
     mu4 = law_moment(law, 4)
     mean = c * rho * d_k * sq * sk
     var = c * c * d_k * sq * sq * sk * sk * (1.0 + rho * rho * (mu4 - 2.0))

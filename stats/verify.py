@@ -39,7 +39,7 @@ from .inference import (
 )
 from .sampling import sample_scores, score_summary
 
-__all__ = ["DEFAULT_SEED", "PlannedCheck", "evaluate", "plan", "select_claims", "simulate", "verify"]
+__all__ = ["DEFAULT_SEED", "PlannedCheck", "evaluate", "plan", "select_claims", "simulate", "verify_claims"]
 
 DEFAULT_SEED = 4_3_2026
 FAMILY_ALPHA = 1e-3
@@ -203,10 +203,9 @@ def _run_test(p: PlannedCheck, sims, formulas, alpha):
     tail = score_tail_index(ch.sim.entries, ch.sim.rho)
     if ch.quantity == "distribution":
         return distribution_test(samples * c, expected, alpha=alpha), math.nan
-    if ch.quantity == "mean":
-        return mean_test(scale_moments(summary, c), expected, alpha=alpha, tail_index=tail), expected
-    if ch.quantity == "variance":
-        return variance_test(scale_moments(summary, c), expected, alpha=alpha, tail_index=tail), expected
+    if ch.quantity in ("mean", "variance"):
+        test = mean_test if ch.quantity == "mean" else variance_test
+        return test(scale_moments(summary, c), expected, alpha=alpha, tail_index=tail), expected
     summary_b, _ = sims[ch.sim_b]
     c_b = score_scale(ch.sim_b.d_k, ch.scale)
     tail = min(tail, score_tail_index(ch.sim_b.entries, ch.sim_b.rho))
@@ -286,7 +285,7 @@ def evaluate(planned, sims, *, formulas=Formulas(), alpha=FAMILY_ALPHA, beta=FAL
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def verify(claims=REGISTRY, *, seed=DEFAULT_SEED, n_factor=1.0, formulas=Formulas(), progress=False):
+def verify_claims(claims=REGISTRY, *, seed=DEFAULT_SEED, n_factor=1.0, formulas=Formulas(), progress=False):
     """Plan, simulate and evaluate ``claims``; returns the tidy results table."""
     planned, _ = plan(claims, n_factor=n_factor)
     return evaluate(planned, simulate(planned, seed=seed, progress=progress), formulas=formulas)
