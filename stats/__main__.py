@@ -58,7 +58,7 @@ def _table(rows):
     return shown.to_string(index=False)
 
 
-def _report(table, out):
+def _report(table):
     main = table[~table["verdict"].isin(["untestable", "erratum confirmed", "erratum stale"])]
     print(_table(main))
     errata = table[table["verdict"].str.startswith("erratum")]
@@ -91,7 +91,7 @@ def _cmd_verify(args):
     table = evaluate(planned, sims)
     out = Path(args.out)
     write_csv(table, out / "claims.csv")
-    _report(table, out)
+    _report(table)
     n_bad = int((~table["verdict"].isin(["pass", "erratum confirmed", "untestable"])).sum())
     tested = int((table["verdict"] != "untestable").sum())
     print(

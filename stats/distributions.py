@@ -13,9 +13,11 @@ a difference of two independent scaled chi-square variables (a variance-gamma la
 :math:`d_k = 1,\ \rho = 0` it is the product-normal density :math:`K_0(|x|)/\pi`).
 
 :data:`diff_chi2` is that family as a ``scipy.stats`` distribution.  Its CDF conditions on
-one of the two chi-squares and integrates the other's regularized incomplete gamma
-function over its quantiles with Gauss--Legendre quadrature: the integrand is smooth, so
-the quadrature converges fast (about 1e-10 absolute at the default order).
+the chi-square with the larger scale and integrates the other's regularized incomplete
+gamma function with Gauss--Legendre quadrature on the normal-score scale (see
+:func:`_nodes_above`).  Against 30-digit mpmath quadrature the CDF is within 5e-7
+everywhere tested and within about 1e-12 away from x = 0 at d_k = 1 (where the density
+has a logarithmic singularity).  Each evaluation costs about 50 microseconds.
 """
 
 from __future__ import annotations

@@ -268,7 +268,9 @@ def evaluate(planned, sims, *, formulas=Formulas(), alpha=FAMILY_ALPHA, beta=FAL
                 detectable=_detectable(p, result.n, expected, per_test, beta),
             )
             if ch.quantity == "distribution":
-                row["note"] = "estimate is the KS distance to the closed-form CDF"
+                law = ch.expected(formulas)
+                shape = ", ".join(f"{k}={v:.4g}" for k, v in getattr(law, "kwds", {}).items())
+                row["note"] = f"estimate is the KS distance to the closed-form CDF ({law.dist.name}: {shape})"
             pvalues.append(result.pvalue)
         rows.append(row)
     adjusted = iter(holm_adjust(pvalues))

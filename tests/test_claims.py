@@ -159,3 +159,18 @@ def test_cli_usage_errors_exit_2_with_one_line(args, tmp_path):
     assert r.returncode == 2
     assert len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert not (tmp_path / "claims.csv").exists()
+
+
+def test_report_prints_errata_and_untestable_in_their_own_sections(capsys):
+    from stats.__main__ import _report
+
+    claims = _toy_claims(1.5, Erratum("Var = 1.5", "Var = 1"))
+    claims += (Claim("toy-heavy", "test", "heavy", "Var", (Check("t5", "variance", SimSpec(4, 0.5, entries=entry_law("student_t", df=5))),)),)
+    planned, _ = plan(claims)
+    table = evaluate(planned, simulate(planned, seed=2))
+    _report(table)
+    out = capsys.readouterr().out
+    errata = out.split("Known errata of the text")[1]
+    assert "toy" in errata and "holds instead: Var = 1" in errata
+    assert "Untestable" in out and "toy-heavy [t5]" in out.split("Untestable")[1]
+    assert passed(table)
