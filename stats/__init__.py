@@ -38,6 +38,7 @@ from .inference import (
     holm_adjust,
     mean_test,
     proportion_test,
+    required_ks_sample_size,
     required_sample_size,
     variance_ratio_test,
     variance_test,

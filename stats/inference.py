@@ -38,6 +38,7 @@ __all__ = [
     "holm_adjust",
     "mean_test",
     "proportion_test",
+    "required_ks_sample_size",
     "required_sample_size",
     "variance_ratio_test",
     "variance_test",
@@ -254,6 +255,17 @@ def detectable_ks_distance(n, *, alpha, beta=1e-3):
     """
     alpha, beta = check_alpha(alpha), check_alpha(beta, "beta")
     return float(sps.kstwo.isf(alpha, n) + math.sqrt(math.log(2 / beta) / (2 * n)))
+
+
+def required_ks_sample_size(distance, *, alpha, beta=1e-3):
+    """Smallest n at which :func:`detectable_ks_distance` is at most ``distance``."""
+    if not 0 < distance < 1:
+        raise ValueError(f"distance must lie in (0, 1); got {distance}")
+    z = math.sqrt(math.log(2 / check_alpha(alpha)) / 2) + math.sqrt(math.log(2 / check_alpha(beta, "beta")) / 2)
+    n = max(2, math.ceil((z / distance) ** 2))  # the asymptotic critical value; refine on the exact one
+    while detectable_ks_distance(n, alpha=alpha, beta=beta) > distance:
+        n = math.ceil(n * 1.02)
+    return n
 
 
 def holm_adjust(pvalues):

@@ -33,6 +33,7 @@ from .inference import (
     distribution_test,
     holm_adjust,
     mean_test,
+    required_ks_sample_size,
     required_sample_size,
     variance_ratio_test,
     variance_test,
@@ -121,10 +122,7 @@ def _untestable_reason(check: Check):
 def _design(check: Check, alpha, beta):
     """(n, sd) for one check at per-test level alpha."""
     if check.quantity == "distribution":
-        n = max(2, math.ceil(((math.sqrt(math.log(2 / alpha) / 2) + math.sqrt(math.log(2 / beta) / 2)) / check.target) ** 2))
-        while detectable_ks_distance(n, alpha=alpha, beta=beta) > check.target:
-            n = math.ceil(n * 1.02)
-        return n, math.nan
+        return required_ks_sample_size(check.target, alpha=alpha, beta=beta), math.nan
     if check.quantity == "mean":
         k = _kappa(check.sim, check.scale)
         sd = math.sqrt(k[1])

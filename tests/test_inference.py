@@ -21,6 +21,7 @@ from stats import (
     holm_adjust,
     mean_test,
     proportion_test,
+    required_ks_sample_size,
     required_sample_size,
     sample_scores,
     scaled_score_moments,
@@ -129,6 +130,7 @@ def test_variance_design_has_its_power(rng):
 def test_ks_detectable_distance_is_detected(rng):
     n = 3000
     delta = detectable_ks_distance(n, alpha=0.01, beta=0.1)
+    assert required_ks_sample_size(delta, alpha=0.01, beta=0.1) <= n * 1.02
     shift = delta / sps.norm.pdf(0)  # a location shift moves the CDF by about shift * pdf(0)
     x = rng.normal(shift, 1.0, size=(300, n))
     rejected = sum(distribution_test(r, sps.norm, alpha=0.01).reject for r in x)
