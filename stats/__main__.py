@@ -78,7 +78,7 @@ def _cmd_verify(args):
     from ._io import write_csv
     from .claims import REGISTRY
     from .mutants import MUTANTS
-    from .verify import evaluate, passed, plan, select_claims, simulate
+    from .verify import OK_VERDICTS, evaluate, passed, plan, select_claims, simulate
 
     try:
         claims = select_claims(args.only, REGISTRY)
@@ -92,7 +92,7 @@ def _cmd_verify(args):
     out = Path(args.out)
     write_csv(table, out / "claims.csv")
     _report(table)
-    n_bad = int((~table["verdict"].isin(["pass", "erratum confirmed", "untestable"])).sum())
+    n_bad = int((~table["verdict"].isin(OK_VERDICTS)).sum())
     tested = int((table["verdict"] != "untestable").sum())
     print(
         f"\n{tested} checks in {len(claims)} claims, family-wise false-fail rate 1e-3 (Holm; design level "

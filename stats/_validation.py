@@ -11,6 +11,7 @@ __all__ = [
     "check_alpha",
     "check_d_k",
     "check_finite",
+    "check_integer",
     "check_positive",
     "check_rho",
 ]
@@ -47,6 +48,13 @@ def check_d_k(d_k, name="d_k"):
     if d_k < 1:
         raise ValueError(f"{name} must be an integer >= 1; got {d_k}")
     return int(d_k)
+
+
+def check_integer(x, name, *, minimum=1, what="a positive integer"):
+    """``x`` as an int, refusing bools, non-integers and values below ``minimum`` (ValueError)."""
+    if isinstance(x, bool) or not isinstance(x, numbers.Integral) or x < minimum:
+        raise ValueError(f"{name} must be {what}; got {x!r}")
+    return int(x)
 
 
 def check_rho(rho, name="rho"):

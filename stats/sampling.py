@@ -20,7 +20,7 @@ import numbers
 
 import numpy as np
 
-from ._validation import check_d_k, check_positive, check_rho
+from ._validation import check_d_k, check_integer, check_positive, check_rho
 from .closed_forms import score_scale
 from .estimators import MomentSummary, merge_moments, moment_summary
 from .laws import entry_law
@@ -72,12 +72,10 @@ def draw_entries(rng, law, shape, out=None):
 
 
 def _check_common(n, d_k, rho, sigma_q, sigma_k, entries, n_keys):
-    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
-        raise ValueError(f"n must be a positive integer; got {n!r}")
-    if n_keys is not None and (isinstance(n_keys, bool) or not isinstance(n_keys, numbers.Integral) or n_keys < 1):
-        raise ValueError(f"n_keys must be a positive integer or None; got {n_keys!r}")
+    if n_keys is not None:
+        check_integer(n_keys, "n_keys", what="a positive integer or None")
     return (
-        int(n),
+        check_integer(n, "n"),
         check_d_k(d_k),
         check_rho(rho),
         check_positive(sigma_q, "sigma_q"),
@@ -128,9 +126,8 @@ def score_chunks(
     root = as_seed_sequence(seed)
     keys = 1 if n_keys is None else int(n_keys)
     per_row = d_k * keys
-    if isinstance(chunk_size, bool) or not isinstance(chunk_size, numbers.Integral) or chunk_size < per_row:
-        raise ValueError(f"chunk_size must be an integer >= d_k * n_keys = {per_row}; got {chunk_size!r}")
-    rows_per_chunk = min(BLOCK_ROWS, int(chunk_size) // per_row)
+    chunk_size = check_integer(chunk_size, "chunk_size", minimum=per_row, what=f"an integer >= d_k * n_keys = {per_row}")
+    rows_per_chunk = min(BLOCK_ROWS, chunk_size // per_row)
     s = math.sqrt(max(0.0, 1.0 - rho * rho))
     x_buf = np.empty((rows_per_chunk, d_k))
     z_buf = np.empty((rows_per_chunk, keys, d_k)) if s > 0 else None

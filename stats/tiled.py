@@ -10,22 +10,14 @@ backward pass recomputes each tile of A as ``exp(S_tile - lse)`` and uses
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
-from ._validation import as_real_array, check_finite
+from ._validation import as_real_array, check_finite, check_integer
 from .attention import _check_qkv, additive_mask, resolve_scale, scores_shape, sum_to_shape
 
 __all__ = ["tiled_attention_backward", "tiled_attention_forward"]
 
 DEFAULT_BLOCK_SIZE = 128
-
-
-def _check_block_size(block_size):
-    if isinstance(block_size, bool) or not isinstance(block_size, numbers.Integral) or block_size < 1:
-        raise ValueError(f"block_size must be a positive integer; got {block_size!r}")
-    return int(block_size)
 
 
 def _mask_tile(add, j0, j1):
@@ -47,7 +39,7 @@ def tiled_attention_forward(Q, K, V, mask=None, *, scale=None, block_size=DEFAUL
     A fully masked row has ``O = 0`` and ``lse = -inf``.
     """
     Q, K, V = _check_qkv(Q, K, V)
-    block_size = _check_block_size(block_size)
+    block_size = check_integer(block_size, "block_size")
     c = resolve_scale(scale, Q.shape[-1])
     shape = scores_shape(Q, K)
     add = additive_mask(mask, shape, Q.dtype)
@@ -76,7 +68,7 @@ def tiled_attention_forward(Q, K, V, mask=None, *, scale=None, block_size=DEFAUL
 def tiled_attention_backward(Q, K, V, O, lse, dO, mask=None, *, scale=None, block_size=DEFAULT_BLOCK_SIZE):
     """``(dQ, dK, dV)`` from the forward's ``O`` and ``lse``, recomputing A tile by tile."""
     Q, K, V = _check_qkv(Q, K, V)
-    block_size = _check_block_size(block_size)
+    block_size = check_integer(block_size, "block_size")
     c = resolve_scale(scale, Q.shape[-1])
     shape = scores_shape(Q, K)
     add = additive_mask(mask, shape, Q.dtype)

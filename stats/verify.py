@@ -200,7 +200,7 @@ def _run_test(p: PlannedCheck, sims, formulas, alpha):
     expected = ch.expected(formulas)
     tail = score_tail_index(ch.sim.entries, ch.sim.rho)
     if ch.quantity == "distribution":
-        return distribution_test(samples * c, expected, alpha=alpha), math.nan
+        return distribution_test(samples * c, expected, alpha=alpha), expected  # expected is the frozen law
     if ch.quantity in ("mean", "variance"):
         test = mean_test if ch.quantity == "mean" else variance_test
         return test(scale_moments(summary, c), expected, alpha=alpha, tail_index=tail), expected
@@ -257,18 +257,18 @@ def evaluate(planned, sims, *, formulas=Formulas(), alpha=FAMILY_ALPHA, beta=FAL
                 cache[key] = _run_test(p, sims, formulas, alpha)
             result, expected = cache[key]
             shown = result.statistic if ch.quantity == "distribution" else result.estimate
+            is_law = ch.quantity == "distribution"
             row.update(
-                expected=expected,
+                expected=math.nan if is_law else expected,
                 estimate=shown,
                 mcse=result.mcse,
                 p_value=result.pvalue,
                 n=result.n,
                 detectable=_detectable(p, result.n, expected, per_test, beta),
             )
-            if ch.quantity == "distribution":
-                law = ch.expected(formulas)
-                shape = ", ".join(f"{k}={v:.4g}" for k, v in getattr(law, "kwds", {}).items())
-                row["note"] = f"estimate is the KS distance to the closed-form CDF ({law.dist.name}: {shape})"
+            if is_law:
+                shape = ", ".join(f"{k}={v:.4g}" for k, v in getattr(expected, "kwds", {}).items())
+                row["note"] = f"estimate is the KS distance to the closed-form CDF ({expected.dist.name}: {shape})"
             pvalues.append(result.pvalue)
         rows.append(row)
     adjusted = iter(holm_adjust(pvalues))
