@@ -1,53 +1,30 @@
 """Verification library for section 4.3, scaled dot-product attention.
 
-Exact half: the forward pass, its hand-derived backward pass, the softmax Jacobian,
-tiled (FlashAttention-style) attention and floating-point facts.  Statistical half:
-entry laws, closed forms, the exact score law, samplers, streaming estimators,
-calibrated tests and the claims registry (``python -m stats verify``).
+Four wings, each re-exported here (``from stats import NAME`` works for every public name):
+
+* :mod:`stats.exact` -- the exact half: forward and hand-derived backward pass, the
+  softmax Jacobian, tiled (FlashAttention-style) attention, float formats, FLOP counts;
+* :mod:`stats.models` -- what is simulated (scores, softmax rows, Jacobian spectra, whole
+  heads, random attention problems) with its closed forms and exact values;
+* :mod:`stats.inference` -- estimators with Monte Carlo standard errors, calibrated
+  tests and experiment design;
+* :mod:`stats.claims` -- the section's statements as claims, the mutants and the runner
+  (``python -m stats verify``).
+
+:mod:`stats.engine` runs simulations (seeded block streams, process pools, Dask) and
+:mod:`stats.formulas` gathers the implementations under test.
 """
 
-from .attention import (
-    attention_backward,
-    naive_softmax,
-    scaled_dot_product_attention,
-    softmax,
-    softmax_jacobian,
-    softmax_vjp,
-)
-from .claims import REGISTRY, Check, Claim, Erratum, Formulas, SimSpec
-from .closed_forms import SCALES, scaled_score_moments, score_cumulants, score_scale, score_tail_index
-from .distributions import diff_chi2, score_distribution
-from .estimators import (
-    Estimate,
-    MomentSummary,
-    mean_estimate,
-    merge_moments,
-    moment_summary,
-    proportion_estimate,
-    quantile_estimate,
-    scale_moments,
-    variance_estimate,
-)
-from .gradcheck import GradientCheck, gradient_check, numerical_gradient
-from .inference import (
-    TestResult,
-    UntestableError,
-    detectable_discrepancy,
-    detectable_ks_distance,
-    distribution_test,
-    holm_adjust,
-    mean_test,
-    proportion_test,
-    required_ks_sample_size,
-    required_sample_size,
-    variance_ratio_test,
-    variance_test,
-)
-from .laws import ENTRY_LAWS, EntryLaw, entry_law, law_moment
-from .mutants import MUTANTS, Mutant
-from .numerics import exp_overflow_threshold
-from .sampling import draw_entries, sample_queries_keys, sample_scores, score_chunks, score_summary
-from .tiled import tiled_attention_backward, tiled_attention_forward
-from .verify import evaluate, plan, simulate, verify_claims
+from .claims import *  # noqa: F401,F403
+from .claims import __all__ as _claims_all
+from .engine import *  # noqa: F401,F403
+from .engine import __all__ as _engine_all
+from .exact import *  # noqa: F401,F403
+from .exact import __all__ as _exact_all
+from .formulas import FORMULAS, Formulas
+from .inference import *  # noqa: F401,F403
+from .inference import __all__ as _inference_all
+from .models import *  # noqa: F401,F403
+from .models import __all__ as _models_all
 
-__all__ = [name for name in dir() if not name.startswith("_")]
+__all__ = sorted(set(_claims_all) | set(_engine_all) | set(_exact_all) | set(_inference_all) | set(_models_all) | {"FORMULAS", "Formulas"})

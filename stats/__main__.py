@@ -1,13 +1,19 @@
-"""``python -m stats verify``: run the claims registry (see ``--help``)."""
+"""``python -m stats``: run the claims registry (``verify``), list it (``list``).
+
+Usage errors exit 2 with one line on stderr, before any simulation; Ctrl-C exits 130
+with one line.  ``verify`` exits 0 when every claim holds (or is a confirmed, recorded
+erratum), 1 when a check is rejected or errs, an erratum has gone stale, or (with
+``--mutants``) a mutant survives.
+"""
 
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import sys
 import time
 from pathlib import Path
-
-import pandas as pd
 
 
 class _Parser(argparse.ArgumentParser):
@@ -21,8 +27,18 @@ def _positive_float(text):
         v = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
-    if not v > 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    if not (math.isfinite(v) and v > 0):
+        raise argparse.ArgumentTypeError(f"expected a positive finite number, got {text!r}")
+    return v
+
+
+def _count(text):
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
     return v
 
 
@@ -36,125 +52,124 @@ def _seed(text):
     return v
 
 
-def _fmt(x, digits=4):
-    return "" if pd.isna(x) else f"{x:.{digits}g}"
+def writable_dir(path, parser):
+    """``path`` as a directory this process can write into (created if missing), or a usage error."""
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        parser.error(f"--out {path!r} is a file, not a folder")
+    probe = p
+    while not probe.exists():
+        probe = probe.parent
+    if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
+        parser.error(f"--out {path!r} cannot be written ({probe} is not a writable folder)")
+    return p
 
 
-def _table(rows):
-    shown = pd.DataFrame(
-        {
-            "claim": rows["claim"],
-            "check": rows["check"],
-            "expected": rows["expected"].map(_fmt),
-            "estimate ± mcse": [
-                _fmt(e) if pd.isna(s) else f"{_fmt(e)} ± {_fmt(s, 2)}" for e, s in zip(rows["estimate"], rows["mcse"])
-            ],
-            "p_value": rows["p_value"].map(lambda p: _fmt(p, 3)),
-            "detectable": rows["detectable"].map(lambda d: _fmt(d, 3)),
-            "n": rows["n"],
-            "verdict": rows["verdict"],
-        }
-    )
-    return shown.to_string(index=False)
-
-
-def _report(table):
-    main = table[~table["verdict"].isin(["untestable", "erratum confirmed", "erratum stale"])]
-    print(_table(main))
-    errata = table[table["verdict"].str.startswith("erratum")]
-    if len(errata):
-        print("\nKnown errata of the text (a refuted claim recorded as such):")
-        print(_table(errata))
-        for _, r in errata.iterrows():
-            print(f"  {r['claim']} [{r['check']}]: {r['note']}")
-    untestable = table[table["verdict"] == "untestable"]
-    if len(untestable):
-        print("\nUntestable (no calibrated test exists for this law):")
-        for _, r in untestable.iterrows():
-            print(f"  {r['claim']} [{r['check']}]: {r['note']}")
-
-
-def _cmd_verify(args):
-    from ._io import write_csv
-    from .claims import REGISTRY
-    from .mutants import MUTANTS
-    from .verify import OK_VERDICTS, evaluate, passed, plan, select_claims, simulate
+def _cmd_verify(args, parser):
+    from ._io import write_csv, write_text
+    from .claims.mutants import MUTANTS
+    from .claims.registry import REGISTRY
+    from .claims.report import print_report, provenance, provenance_json
+    from .claims.runner import FAMILY_ALPHA, OK_VERDICTS, evaluate, evaluate_mutants, passed, plan, select_claims, simulate
 
     try:
-        claims = select_claims(args.only, REGISTRY)
-    except ValueError as exc:
-        sys.stderr.write(f"python -m stats verify: error: {exc}\n")
-        return 2
+        chosen = select_claims(args.only, REGISTRY) if args.only is not None else REGISTRY
+    except (ValueError, TypeError) as exc:
+        parser.error(str(exc))
+    out = writable_dir(args.out, parser)
     start = time.perf_counter()
-    planned, per_test = plan(claims, n_factor=args.n_factor)
-    sims = simulate(planned, seed=args.seed, progress=not args.no_progress)
-    table = evaluate(planned, sims)
-    out = Path(args.out)
-    write_csv(table, out / "claims.csv")
-    _report(table)
+    the_plan = plan(REGISTRY, select=chosen, seed=args.seed, n_factor=args.n_factor, workers=args.workers)
+    t_plan = time.perf_counter()
+    results = simulate(the_plan, seed=args.seed, workers=args.workers, scheduler=args.scheduler, progress=not args.no_progress)
+    t_sim = time.perf_counter()
+    table = evaluate(the_plan, results)
+    t_eval = time.perf_counter()
+    name = "claims" if the_plan.selection is None else "claims-selection"
+    write_csv(table, out / f"{name}.csv")
+    print_report(table, full=args.full)
     n_bad = int((~table["verdict"].isin(OK_VERDICTS)).sum())
     tested = int((table["verdict"] != "untestable").sum())
-    print(
-        f"\n{tested} checks in {len(claims)} claims, family-wise false-fail rate 1e-3 (Holm; design level "
-        f"{per_test:.2g} per check), seed {args.seed}, {time.perf_counter() - start:.1f} s: "
-        f"{'all hold' if n_bad == 0 else f'{n_bad} FAILED'}; wrote {out / 'claims.csv'}"
-    )
+    stat = int(table["p_holm"].notna().sum())
     ok = passed(table)
+    record = dict(
+        command="verify",
+        seed=args.seed,
+        n_factor=args.n_factor,
+        selection=the_plan.selection,
+        workers=args.workers,
+        scheduler=args.scheduler,
+        family_size=the_plan.family_size,
+        family_alpha=FAMILY_ALPHA,
+        design_level=the_plan.per_test,
+        checks=len(table),
+        verdicts=table["verdict"].value_counts().to_dict(),
+        seconds=dict(plan=round(t_plan - start, 2), simulate=round(t_sim - t_plan, 2), evaluate=round(t_eval - t_sim, 2)),
+    )
+    print(
+        f"\n{tested} checks ({stat} statistical, family of {the_plan.family_size} Holm-corrected to false-fail "
+        f"{FAMILY_ALPHA:g}, design level {the_plan.per_test:.2g}) in {len(chosen)} claims, seed {args.seed}, "
+        f"{t_eval - start:.1f} s: {'all hold' if n_bad == 0 else f'{n_bad} FAILED'}; wrote {out / (name + '.csv')}"
+    )
+    if the_plan.selection is not None:
+        print("  (a selection: written beside the full table as claims-selection.csv; claims.csv is left as it was)")
     if args.mutants:
-        ok = _mutants(planned, sims, MUTANTS, out) and ok
+        t0 = time.perf_counter()
+        mutants = evaluate_mutants(the_plan, results, MUTANTS, seed=args.seed, workers=args.workers, scheduler=args.scheduler)
+        mname = "mutants" if the_plan.selection is None else "mutants-selection"
+        write_csv(mutants, out / f"{mname}.csv")
+        print("\nMutants (planted mistakes; each must make some check fail):")
+        for _, r in mutants.iterrows():
+            print(f"  {'caught  ' if r['caught'] else 'SURVIVED'} {r['mutant']:<32} by {r['claim'] or '-'} ({r['checks_failing']} checks)")
+        survivors = int((~mutants["caught"]).sum())
+        print(f"{len(mutants) - survivors}/{len(mutants)} mutants caught; wrote {out / (mname + '.csv')}")
+        record["mutants"] = dict(caught=int(mutants["caught"].sum()), total=len(mutants), seconds=round(time.perf_counter() - t0, 2))
+        ok = ok and survivors == 0
+    write_text(provenance_json(provenance(**record)), out / f"{name}.run.json")
     return 0 if ok else 1
 
 
-def _mutants(planned, sims, mutants, out):
-    from ._io import write_csv
-    from .verify import evaluate
+def _cmd_list(args):
+    from .claims.registry import REGISTRY
 
-    rows, cache = [], {}
-    for m in mutants:
-        table = evaluate(planned, sims, formulas=m.formulas, cache=cache)
-        caught = table[table["verdict"] == "REJECTED"]
-        claims = sorted(set(caught["claim"]))
-        rows.append(
-            dict(
-                mutant=m.name,
-                description=m.description,
-                claim=";".join(claims),
-                checks_rejecting=len(caught),
-                min_p_holm=float(table["p_holm"].min()) if len(table) else float("nan"),
-                caught=bool(len(caught)),
-            )
-        )
-    frame = pd.DataFrame(rows)
-    write_csv(frame, out / "mutants.csv")
-    print("\nMutants (planted wrong closed forms):")
-    for r in rows:
-        print(f"  {'caught  ' if r['caught'] else 'SURVIVED'} {r['mutant']:<34} by {r['claim'] or '-'} ({r['checks_rejecting']} checks)")
-    survivors = [r["mutant"] for r in rows if not r["caught"]]
-    print(f"{len(rows) - len(survivors)}/{len(rows)} mutants caught; wrote {out / 'mutants.csv'}")
-    return not survivors
+    for c in REGISTRY:
+        print(f"{c.id:<32} {len(c.checks):>3} checks  [{c.section}] {c.statement}")
+    return 0
 
 
-def main(argv=None):
-    from .verify import DEFAULT_SEED
+def build_parser():
+    from .claims.runner import DEFAULT_SEED
+    from .engine.executors import default_workers
 
     parser = _Parser(prog="python -m stats", description="Verification suite for section 4.3 (scaled dot-product attention).")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    v = sub.add_parser("verify", help="run every claim of the registry and write reports/claims.csv")
-    v.add_argument("--seed", type=_seed, default=DEFAULT_SEED, help=f"root seed (default {DEFAULT_SEED})")
+    v = sub.add_parser("verify", help="run the claims registry and write reports/claims.csv")
+    v.add_argument("--seed", type=_seed, default=DEFAULT_SEED, help=f"root seed of every stream (default {DEFAULT_SEED})")
     v.add_argument("--only", metavar="PATTERN", help="comma-separated claim ids or globs, e.g. 'exact-law,mup-*'")
-    v.add_argument("--n-factor", type=_positive_float, default=1.0, help="multiply every designed sample size (e.g. 0.1 for a quick run; the detectable discrepancies grow accordingly)")
-    v.add_argument("--mutants", action="store_true", help="also run the planted wrong formulas and write reports/mutants.csv")
-    v.add_argument("--out", default="reports", help="output folder (default reports)")
+    v.add_argument(
+        "--n-factor", type=_positive_float, default=1.0,
+        help="multiply every designed sample size (0.1: a quick run whose detectable discrepancies are ~3x larger)",
+    )
+    v.add_argument("--mutants", action="store_true", help="also run the planted mistakes and write mutants.csv")
+    v.add_argument("--out", default="reports", help="output folder (default: reports)")
+    v.add_argument("--workers", type=_count, default=default_workers(), help="processes on this machine (default: all cores)")
+    v.add_argument("--scheduler", metavar="ADDRESS", help="run the blocks on the Dask cluster at ADDRESS (needs the dask extra)")
+    v.add_argument("--full", action="store_true", help="print every check, not one line per claim")
     v.add_argument("--no-progress", action="store_true", help="no progress bar")
-    sub.add_parser("list", help="list the claims")
-    args = parser.parse_args(argv)
-    if args.command == "list":
-        from .claims import REGISTRY
+    sub.add_parser("list", help="list the claims with their sections")
+    parser.verify = v
+    return parser
 
-        for c in REGISTRY:
-            print(f"{c.id:<24} {len(c.checks):>3} checks  [{c.section}] {c.statement}")
-        return 0
-    return _cmd_verify(args)
+
+def main(argv=None):
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "list":
+            return _cmd_list(args)
+        return _cmd_verify(args, parser.verify)
+    except KeyboardInterrupt:
+        sys.stderr.write("python -m stats: interrupted\n")
+        return 130
 
 
 if __name__ == "__main__":

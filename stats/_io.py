@@ -1,4 +1,5 @@
-"""Atomic file output: a reader never sees a half-written report."""
+"""Atomic file output: a reader never sees a half-written report, and a make target
+interrupted mid-write is never left looking up to date."""
 
 from __future__ import annotations
 
@@ -7,16 +8,29 @@ import os
 import tempfile
 from pathlib import Path
 
+__all__ = ["atomic_path", "write_bytes", "write_csv", "write_text"]
+
+
+def _umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
 
 @contextlib.contextmanager
 def atomic_path(path):
-    """Yield a temporary path beside ``path``; move it into place only if the block succeeds."""
+    """Yield a temporary path beside ``path``; move it into place only if the block succeeds.
+
+    The file gets the permissions a plain ``open(path, "w")`` would (``0o666`` less the
+    umask), not the ``0o600`` of :func:`tempfile.mkstemp`.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=path.suffix, dir=path.parent)
     os.close(fd)
     try:
         yield Path(tmp)
+        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
@@ -24,6 +38,16 @@ def atomic_path(path):
 
 
 def write_csv(frame, path):
-    """Write a pandas DataFrame to ``path`` atomically."""
+    """Write a pandas DataFrame to ``path`` atomically (no index; floats in full precision)."""
     with atomic_path(path) as tmp:
-        frame.to_csv(tmp, index=False)
+        frame.to_csv(tmp, index=False, lineterminator="\n")
+
+
+def write_text(text, path):
+    with atomic_path(path) as tmp:
+        Path(tmp).write_text(text)
+
+
+def write_bytes(data, path):
+    with atomic_path(path) as tmp:
+        Path(tmp).write_bytes(data)

@@ -27,6 +27,8 @@ def as_real_array(x, name, *, dtype=None):
         arr = np.asarray(x)
     except Exception as exc:  # ragged lists and the like
         raise TypeError(f"{name} must be a real numeric array; got {type(x).__name__}") from exc
+    if arr.dtype.name == "bfloat16":  # ml_dtypes' bfloat16 is not a numpy.floating subtype
+        return arr if dtype is None else arr.astype(dtype)
     if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
         raise TypeError(f"{name} must be a real numeric array; got dtype {arr.dtype}")
     if dtype is not None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validation import as_real_array
+from .._validation import as_real_array
 
 __all__ = [
     "Estimate",

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats as sps
 
-from ._validation import as_real_array, check_alpha
+from .._validation import as_real_array, check_alpha
 from .estimators import MomentSummary, mean_estimate, moment_summary, variance_estimate
 
 __all__ = [

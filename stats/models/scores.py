@@ -26,7 +26,7 @@ import math
 
 import numpy as np
 
-from ._validation import check_d_k, check_positive, check_rho
+from .._validation import check_d_k, check_positive, check_rho
 from .laws import entry_law, law_moment
 
 __all__ = ["SCALES", "score_cumulants", "score_scale", "score_tail_index", "scaled_score_moments"]

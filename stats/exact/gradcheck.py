@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validation import as_real_array, check_positive
+from .._validation import as_real_array, check_positive
 
 __all__ = ["GradientCheck", "gradient_check", "numerical_gradient"]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import as_real_array, check_finite, check_integer
+from .._validation import as_real_array, check_finite, check_integer
 from .attention import _check_qkv, additive_mask, resolve_scale, scores_shape, sum_to_shape
 
 __all__ = ["tiled_attention_backward", "tiled_attention_forward"]
@@ -27,8 +27,8 @@ def _mask_tile(add, j0, j1):
     return add if add.shape[-1] == 1 else add[..., j0:j1]
 
 
-def _score_tile(Q, K, add, c, j0, j1):
-    S = (Q @ np.swapaxes(K[..., j0:j1, :], -1, -2)) * Q.dtype.type(c)
+def _score_tile(Qc, K, add, j0, j1):
+    S = Qc @ np.swapaxes(K[..., j0:j1, :], -1, -2)  # Qc = c Q: scaled before the product
     tile = _mask_tile(add, j0, j1)
     return S if tile is None else S + tile
 
@@ -48,9 +48,10 @@ def tiled_attention_forward(Q, K, V, mask=None, *, scale=None, block_size=DEFAUL
     m = np.full((*lead, T_q, 1), -np.inf, dtype=Q.dtype)
     l = np.zeros((*lead, T_q, 1), dtype=Q.dtype)
     acc = np.zeros((*lead, T_q, V.shape[-1]), dtype=Q.dtype)
+    Qc = Q * Q.dtype.type(c)
     for j0 in range(0, T_k, block_size):
         j1 = min(j0 + block_size, T_k)
-        S = _score_tile(Q, K, add, c, j0, j1)
+        S = _score_tile(Qc, K, add, j0, j1)
         m_new = np.maximum(m, S.max(axis=-1, keepdims=True))
         # Rows with no unmasked key yet have m_new = -inf; shift them by 0 to avoid NaN.
         shift = np.where(np.isfinite(m_new), m_new, 0)
@@ -72,9 +73,11 @@ def tiled_attention_backward(Q, K, V, O, lse, dO, mask=None, *, scale=None, bloc
     c = resolve_scale(scale, Q.shape[-1])
     shape = scores_shape(Q, K)
     add = additive_mask(mask, shape, Q.dtype)
-    O = as_real_array(O, "O", dtype=Q.dtype)
+    O = check_finite(as_real_array(O, "O", dtype=Q.dtype), "O")
     dO = check_finite(as_real_array(dO, "dO", dtype=Q.dtype), "dO")
     lse = as_real_array(lse, "lse", dtype=Q.dtype)
+    if np.isnan(lse).any() or np.isposinf(lse).any():
+        raise ValueError("lse must be finite, or -inf for a fully masked row; it contains NaN or +inf")
     out_shape = (*np.broadcast_shapes(shape[:-2], V.shape[:-2]), shape[-2], V.shape[-1])
     if O.shape != out_shape or dO.shape != out_shape:
         raise ValueError(f"O and dO must have the output's shape {out_shape}; got {O.shape} and {dO.shape}")
@@ -86,13 +89,14 @@ def tiled_attention_backward(Q, K, V, O, lse, dO, mask=None, *, scale=None, bloc
     lse_safe = np.where(live, lse[..., None], 0)
     dQ = np.zeros(out_shape[:-1] + (Q.shape[-1],), dtype=Q.dtype)
     dK_tiles, dV_tiles = [], []
+    Qc = Q * Q.dtype.type(c)
     for j0 in range(0, T_k, block_size):
         j1 = min(j0 + block_size, T_k)
-        P = np.where(live, np.exp(_score_tile(Q, K, add, c, j0, j1) - lse_safe), 0)
+        P = np.where(live, np.exp(_score_tile(Qc, K, add, j0, j1) - lse_safe), 0)
         dV_tiles.append(np.swapaxes(P, -1, -2) @ dO)
         dS = P * (dO @ np.swapaxes(V[..., j0:j1, :], -1, -2) - D)
-        dQ += (dS @ K[..., j0:j1, :]) * c
-        dK_tiles.append((np.swapaxes(dS, -1, -2) @ Q) * c)
+        dQ += (dS * dS.dtype.type(c)) @ K[..., j0:j1, :]
+        dK_tiles.append(np.swapaxes(dS, -1, -2) @ Qc)
     dK = np.concatenate(dK_tiles, axis=-2)
     dV = np.concatenate(dV_tiles, axis=-2)
     return sum_to_shape(dQ, Q.shape), sum_to_shape(dK, K.shape), sum_to_shape(dV, V.shape)

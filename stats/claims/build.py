@@ -1,0 +1,141 @@
+"""Constructors for checks, so that the statement modules read like the text they test.
+
+Each returns a :class:`~stats.claims.schema.Check`; see that module for the kinds.
+``expected`` is always a function of the formulas under test (``F``), and ``uses`` names
+the fields it reads, so mutants of those fields re-evaluate the check.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..models.scores import score_cumulants, score_tail_index
+from .schema import Check, Erratum, Measure, Stated
+
+__all__ = [
+    "Erratum",
+    "Measure",
+    "Stated",
+    "exact",
+    "identity",
+    "interval",
+    "mean",
+    "ratio",
+    "score_kurtosis_sd",
+    "score_sd",
+    "stated_exact",
+    "two_sample",
+    "variance",
+]
+
+
+def score_sd(sim, scale="none"):
+    """Closed-form sd of a score simulation's statistic (times the scale), for the design."""
+    k = score_cumulants(sim.d_k, sim.rho, sigma_q=sim.sigma_q, sigma_k=sim.sigma_k, entries=sim.entries, scale=scale)
+    return math.sqrt(k[1])
+
+
+def score_kurtosis_sd(sim):
+    """sqrt(kurtosis - 1) of a score simulation: the per-row sd of the log sample variance."""
+    k = score_cumulants(sim.d_k, sim.rho, sigma_q=sim.sigma_q, sigma_k=sim.sigma_k, entries=sim.entries, scale="none")
+    if not all(math.isfinite(x) for x in k):
+        return math.inf
+    return math.sqrt(max(2.0 + k[3] / k[1] ** 2, 0.0))
+
+
+def _score_tail(sim):
+    if hasattr(sim, "entries") and hasattr(sim, "rho"):
+        return score_tail_index(sim.entries, sim.rho)
+    return math.inf
+
+
+def mean(label, measure, expected, *, uses, target=0.01, relative=True, sd="closed", tail_index=None, **kw):
+    return Check(
+        label,
+        "mean",
+        measure=measure,
+        expected=expected,
+        uses=tuple(uses),
+        target=target,
+        relative=relative,
+        sd=sd,
+        tail_index=_score_tail(measure.sim) if tail_index is None else tail_index,
+        **kw,
+    )
+
+
+def variance(label, measure, expected, *, uses, target=0.02, sd=None, tail_index=None, **kw):
+    sim = measure.sim
+    return Check(
+        label,
+        "variance",
+        measure=measure,
+        expected=expected,
+        uses=tuple(uses),
+        target=target,
+        sd=sd if sd is not None else (lambda sim=sim: score_kurtosis_sd(sim)),
+        tail_index=_score_tail(sim) if tail_index is None else tail_index,
+        **kw,
+    )
+
+
+def ratio(label, denominator, numerator, expected, *, uses, target=0.02, **kw):
+    a, b = denominator.sim, numerator.sim
+    return Check(
+        label,
+        "ratio",
+        measure=denominator,
+        measure_b=numerator,
+        expected=expected,
+        uses=tuple(uses),
+        target=target,
+        sd=lambda a=a, b=b: math.hypot(score_kurtosis_sd(a), score_kurtosis_sd(b)),
+        tail_index=min(_score_tail(a), _score_tail(b)),
+        **kw,
+    )
+
+
+def two_sample(label, measure, measure_b, *, target=0.01, relative=True, sd="pilot", tail_index=None, **kw):
+    """Equal means of the same statistic under two simulations (a shortcut vs the direct recipe)."""
+    return Check(
+        label,
+        "two_sample",
+        measure=measure,
+        measure_b=measure_b,
+        expected=lambda F: 0.0,
+        target=target,
+        relative=relative,
+        sd=sd,
+        tail_index=min(_score_tail(measure.sim), _score_tail(measure_b.sim)) if tail_index is None else tail_index,
+        **kw,
+    )
+
+
+def identity(label, measure, *, rows=None, **kw):
+    return Check(label, "identity", measure=measure, rows=rows, **kw)
+
+
+def interval(label, stated, *, measure=None, inputs=(), derive=None, target=0.005, relative=False, sd="pilot", **kw):
+    """A Monte Carlo estimate (a measure's mean, or ``derive`` of several means) in ``stated``'s interval."""
+    return Check(
+        label,
+        "interval",
+        measure=measure,
+        inputs=tuple(inputs),
+        derive=derive,
+        stated=stated,
+        target=target,
+        relative=relative,
+        sd=sd,
+        **kw,
+    )
+
+
+def exact(label, stated, value, *, uses, **kw):
+    """A deterministic value (``value(F)`` returns it, or ``(value, error bound)``) in ``stated``'s interval."""
+    return Check(label, "exact", expected=value, uses=tuple(uses), stated=stated, **kw)
+
+
+def stated_exact(label, text, value, *, uses, unit=None, erratum=None, macro=None, **kw):
+    """The text's number ``text`` at its own precision against an exact value."""
+    return exact(label, Stated.parse(text, unit=unit), value, uses=uses, erratum=erratum, macro=macro, **kw)

@@ -1,0 +1,206 @@
+"""Planted mistakes: the proof that the claims can fail.
+
+Each mutant is a copy of :data:`~stats.formulas.FORMULAS` with one field replaced by a
+plausible mistake -- a wrong closed form, or a wrong implementation that simulations call
+while they run.  ``python -m stats verify --mutants`` re-runs exactly the simulations and
+checks a mutant touches, on the same draws; a mutant is caught when some check is
+rejected (or errs), and a mutant that nothing rejects means the suite cannot see that
+mistake.  Every function here is module-level, so a mutant can run on a process pool.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import partial
+
+import numpy as np
+
+from ..exact import attention as _att
+from ..exact.cost import matmul, phase
+from ..formulas import FORMULAS, Formulas, with_formula
+from ..models.distributions import diff_chi2, score_distribution
+from ..models.laws import entry_law, law_moment
+from ..models.saturation_quadrature import saturation_exact
+from ..models.scores import scaled_score_moments, score_scale
+
+__all__ = ["MUTANTS", "Mutant"]
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    description: str
+    formulas: Formulas
+
+
+# ----------------------------------------------------------------- moment formulas
+
+
+def _moments_mutant(kind, d_k, rho=0.0, *, sigma_q=1.0, sigma_k=1.0, entries="gaussian", scale="sqrt"):
+    mean, var = scaled_score_moments(d_k, rho, sigma_q=sigma_q, sigma_k=sigma_k, entries=entries, scale=scale)
+    law = entry_law(entries)
+    mu4 = law_moment(law, 4)
+    c = score_scale(d_k, scale)
+    if kind == "variance-dk-squared":
+        return mean, var * d_k
+    if kind == "scaled-mean-rho-dk":
+        return (mean * d_k**0.5 if scale == "sqrt" else mean), var
+    if kind.startswith("gaussian-mu4-for-"):
+        target = kind.removeprefix("gaussian-mu4-for-").replace("-", "_")
+        m4 = 3.0 if law.name == target else mu4
+        return mean, c * c * d_k * (sigma_q * sigma_k) ** 2 * (1 + rho * rho * (m4 - 2))
+    if kind == "variance-off-2pct":
+        return mean, var * 1.02
+    if kind == "sigma-not-squared":
+        return mean, var / (sigma_q * sigma_k)
+    if kind == "correlated-variance-stub":
+        return mean, var / (1 + rho * rho * (mu4 - 2))
+    if kind == "correlated-variance-mu4-minus-1":
+        return mean, var * (1 + rho * rho * (mu4 - 1)) / (1 + rho * rho * (mu4 - 2))
+    if kind == "mup-as-sqrt":
+        return (mean * d_k**0.5, var * d_k) if scale == "mup" else (mean, var)
+    if kind == "nan-mean":
+        return math.nan, var
+    raise ValueError(kind)
+
+
+def _law_mutant(kind, d_k, rho=0.0, *, sigma_q=1.0, sigma_k=1.0, scale="sqrt"):
+    law = score_distribution(d_k, rho, sigma_q=sigma_q, sigma_k=sigma_k, scale=scale)
+    kw = law.kwds
+    if kind == "exact-law-scales-swapped":
+        return diff_chi2(df=kw["df"], s1=kw["s2"], s2=kw["s1"])
+    if kind == "exact-law-df-plus-1":
+        return diff_chi2(df=kw["df"] + 1, s1=kw["s1"], s2=kw["s2"])
+    if kind == "exact-law-normal":
+        from scipy import stats
+
+        return stats.norm(law.mean(), law.std())
+    raise ValueError(kind)
+
+
+# ----------------------------------------------------------------- implementations
+
+
+def _trace_one_minus_max(a):
+    return 1.0 - np.max(a, axis=-1)
+
+
+def _jacobian_plus(a):
+    a = np.asarray(a, dtype=np.float64)
+    n = a.shape[-1]
+    return a[..., :, None] * np.eye(n) + a[..., :, None] * a[..., None, :]
+
+
+def _vjp_without_weights(a, g):
+    return g - np.sum(a * g, axis=-1, keepdims=True)
+
+
+def _backward_mutant(kind, Q, K, V, dO, mask=None, *, scale=None, return_score_grad=False):
+    """attention_backward with one planted mistake in the derivation."""
+    Q, K, V = _att._check_qkv(Q, K, V)
+    dO = np.asarray(dO, dtype=Q.dtype)
+    O, A, c, Qc = _att._forward(Q, K, V, mask, scale)
+    with phase("backward"):
+        dV = matmul(np.swapaxes(A, -1, -2), dO)
+        dA = matmul(dO, np.swapaxes(V, -1, -2))
+        D = np.sum(dO * O, axis=-1, keepdims=True)
+        dS = A * dA if kind == "ds-without-d-term" else A * (dA - D)
+        dQ = matmul(dS * c, K)
+        if kind == "dk-as-c-ds-q":
+            dK = matmul(dS * c, Q)  # wrong: dS Q instead of dS^T Q (only square score matrices get this far)
+        else:
+            dK = matmul(np.swapaxes(dS, -1, -2), Qc)
+    grads = _att.sum_to_shape(dQ, Q.shape), _att.sum_to_shape(dK, K.shape), _att.sum_to_shape(dV, V.shape)
+    return (*grads, dS) if return_score_grad else grads
+
+
+def _sampler_without_chi(q_rng, k_rng, rows, d_k, n_keys, c):
+    q_rng.chisquare(d_k, size=rows)  # same draws consumed, then ignored: ||q|| taken as sqrt(d_k)
+    w = k_rng.standard_normal((rows, n_keys))
+    return w * (c * math.sqrt(d_k))
+
+
+def _winner_bound_T(gap, n_keys):
+    return 1.0 / (1.0 + n_keys * np.exp(-np.asarray(gap, dtype=np.float64)))
+
+
+def _small_score_over_T(n_keys):
+    return (n_keys - 1) / n_keys
+
+
+def _cosine_var_sqrt(d_k):
+    return 0.0, 1.0 / math.sqrt(d_k)
+
+
+def _cosine_mean_asymptote(d_k, rho=0.0):
+    return float(rho)
+
+
+def _t5_adam_as_sgd(optimizer, side, d_k):
+    return 1.0 if side == "key" else float(d_k)
+
+
+def _dropout_no_rescale(a, p, rng):
+    a = np.asarray(a, dtype=np.float64)
+    return np.where(rng.random(a.shape) >= p, a, 0.0)
+
+
+def _flops_three(T_q, T_k, d_k, d_v):
+    fwd = 2 * T_q * T_k * (d_k + d_v)
+    return fwd, 3 * fwd
+
+
+def _cutoff_log2(max_value):
+    return math.log2(max_value)
+
+
+def _saturation_exact_fewer_keys(d_k, n_keys=32, *, scaling="sqrt", refine=1):
+    return saturation_exact(d_k, n_keys - 1, scaling=scaling, refine=refine)
+
+
+# ----------------------------------------------------------------- the list
+
+_MOMENT_MUTANTS = (
+    ("variance-dk-squared", "raw variance d_k^2 sigma_q^2 sigma_k^2 instead of d_k sigma_q^2 sigma_k^2"),
+    ("scaled-mean-rho-dk", "scaled mean rho d_k (the raw mean) instead of rho sqrt(d_k)"),
+    ("gaussian-mu4-for-rademacher", "the Gaussian fourth moment (3) used for Rademacher entries in the correlated variance"),
+    ("gaussian-mu4-for-uniform", "the Gaussian fourth moment (3) used for uniform entries"),
+    ("gaussian-mu4-for-student-t", "the Gaussian fourth moment (3) used for heavy-tailed Student-t entries"),
+    ("variance-off-2pct", "every variance 2% too large"),
+    ("sigma-not-squared", "variance d_k sigma_q sigma_k (sigmas not squared)"),
+    ("correlated-variance-stub", "the section's placeholder: the rho = 0 variance used for every rho"),
+    ("correlated-variance-mu4-minus-1", "1 + rho^2 (mu_4 - 1) instead of 1 + rho^2 (mu_4 - 2)"),
+    ("mup-as-sqrt", "muP's 1/d_k scaling computed as 1/sqrt(d_k)"),
+    ("nan-mean", "a mean formula that returns NaN (must give ERROR, never pass)"),
+)
+_LAW_MUTANTS = (
+    ("exact-law-scales-swapped", "the exact law with its two chi-square scales (1 + rho)/2 and (1 - rho)/2 swapped"),
+    ("exact-law-df-plus-1", "the exact law with d_k + 1 degrees of freedom"),
+    ("exact-law-normal", "the exact law replaced by the normal with the same mean and variance"),
+)
+_IMPLEMENTATION_MUTANTS = (
+    ("trace-one-minus-max", "the Jacobian's trace computed as 1 - max a instead of 1 - ||a||^2", dict(row_trace=_trace_one_minus_max)),
+    ("jacobian-plus-aat", "the softmax Jacobian diag(a) + a a^T", dict(softmax_jacobian=_jacobian_plus)),
+    ("vjp-without-weights", "the vector-Jacobian product g - (a.g) 1, without the factor a", dict(softmax_vjp=_vjp_without_weights)),
+    ("ds-without-d-term", "the backward pass with dS = A * dA (no D term)", dict(attention_backward=partial(_backward_mutant, "ds-without-d-term"))),
+    ("dk-as-c-ds-q", "the backward pass with dK = c dS Q instead of c dS^T Q", dict(attention_backward=partial(_backward_mutant, "dk-as-c-ds-q"))),
+    ("exact-sampler-no-chi", "the exact saturation sampler that forgets the chi law of ||q|| (takes sqrt(d_k))", dict(saturation_sampler=_sampler_without_chi)),
+    ("saturation-exact-fewer-keys", "exact saturation values computed for T - 1 keys", dict(saturation_exact=_saturation_exact_fewer_keys)),
+    ("winner-bound-T", "the winner bound e^g/(e^g + T) instead of e^g/(e^g + T - 1)", dict(winner_bound=_winner_bound_T)),
+    ("small-score-coefficient", "the small-score expansion's coefficient (T - 1)/T instead of (T - 1)/T^2", dict(small_score_trace=_small_score_over_T)),
+    ("cosine-variance-sqrt", "random vectors' cosine variance 1/sqrt(d_k) instead of 1/d_k", dict(cosine_moments=_cosine_var_sqrt)),
+    ("cosine-mean-asymptote", "QK-norm's mean cosine taken as rho (the d_k -> inf limit) at every width", dict(cosine_mean=_cosine_mean_asymptote)),
+    ("t5-adam-ratio-dk", "the T5 query-side ratio under Adam taken as d_k (the SGD value)", dict(t5_step_ratio=_t5_adam_as_sgd)),
+    ("dropout-no-rescale", "dropout that zeroes weights but does not rescale by 1/(1 - p)", dict(dropout=_dropout_no_rescale)),
+    ("backward-three-products", "the backward pass's FLOPs counted as three products' worth", dict(attention_flops=_flops_three)),
+    ("overflow-cutoff-log2", "the overflow cutoff log2(max) instead of ln(max)", dict(overflow_cutoff=_cutoff_log2)),
+)
+
+MUTANTS = (
+    tuple(Mutant(name, desc, with_formula(moments=partial(_moments_mutant, name))) for name, desc in _MOMENT_MUTANTS)
+    + tuple(Mutant(name, desc, with_formula(distribution=partial(_law_mutant, name))) for name, desc in _LAW_MUTANTS)
+    + tuple(Mutant(name, desc, with_formula(**repl)) for name, desc, repl in _IMPLEMENTATION_MUTANTS)
+)
+
+assert all(m.formulas is not FORMULAS for m in MUTANTS)

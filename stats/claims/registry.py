@@ -1,0 +1,21 @@
+"""The registry: every claim, in the order of the section's headings, then the engine's
+cross-checks.  ``python -m stats list`` prints it; ``python -m stats verify`` runs it."""
+
+from __future__ import annotations
+
+from .statements import backward, correlation, fast_paths, jacobian, large_scores, pytorch, saturation, stability, width
+
+SECTIONS = (width, large_scores, jacobian, saturation, correlation, stability, backward, pytorch, fast_paths)
+REGISTRY = tuple(claim for module in SECTIONS for claim in module.CLAIMS)
+
+__all__ = ["REGISTRY", "SECTIONS"]
+
+
+def _check_ids():
+    ids = [c.id for c in REGISTRY]
+    dupes = {i for i in ids if ids.count(i) > 1}
+    if dupes:
+        raise RuntimeError(f"duplicate claim ids: {sorted(dupes)}")
+
+
+_check_ids()

@@ -1,0 +1,26 @@
+"""The engine: seeded block streams, mergeable block summaries, and the executors that
+run simulations in this process, on a process pool or on a Dask cluster."""
+
+from .executors import Job, SimFailure, default_workers, run_simulation, run_simulations
+from .simulation import SimResult, Simulation
+from .streams import BIT_GENERATOR, BLOCK_ROWS, as_seed_sequence, block_generator, simulation_seed, stream_key
+from .summaries import RowSummary, merge_row_summaries, summarize_rows
+
+__all__ = [
+    "BIT_GENERATOR",
+    "BLOCK_ROWS",
+    "Job",
+    "SimFailure",
+    "RowSummary",
+    "SimResult",
+    "Simulation",
+    "as_seed_sequence",
+    "block_generator",
+    "default_workers",
+    "merge_row_summaries",
+    "run_simulation",
+    "run_simulations",
+    "simulation_seed",
+    "stream_key",
+    "summarize_rows",
+]

@@ -1,0 +1,247 @@
+r"""Running simulations: in this process, on a local process pool, or on a Dask cluster.
+
+Work is cut along the fixed blocks of each simulation.  Consecutive blocks are grouped
+into tasks of about :data:`TASK_NUMBERS` random numbers (so scheduling overhead stays
+small next to the work), tasks are handed out largest first, and the block summaries
+that come back are merged **in block order**, whichever worker computed them and
+whenever they arrived.  The numbers are therefore identical -- the same bytes -- for any
+number of workers, any scheduler and any chunk size.
+
+Inside a task, BLAS is limited to one thread: per-row results must not depend on how a
+library splits a product across threads, and processes, not threads, are the unit of
+parallelism here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import time
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from .simulation import SimResult, block_count, block_rows_of
+from .streams import simulation_seed
+from .summaries import merge_row_summaries, summarize_rows
+
+__all__ = ["Job", "SimFailure", "TASK_NUMBERS", "default_workers", "run_simulation", "run_simulations"]
+
+TASK_NUMBERS = 1 << 24  # random numbers per task: about 0.1-0.4 s of work
+DEFAULT_CHUNK_SIZE = 1 << 20  # random numbers held at once inside a block (8 MiB of float64)
+
+
+@dataclass(frozen=True)
+class Job:
+    """``n`` rows of ``sim``; ``keep`` names the statistics whose rows are returned whole.
+
+    ``stream`` is the key that seeds the job (default: the simulation's own key); a
+    pilot run uses another, so that it never shares draws with the run it sizes.
+    """
+
+    sim: object
+    n: int
+    keep: frozenset = frozenset()
+    stream: str | None = None
+
+    @property
+    def key(self):
+        return self.stream or self.sim.key
+
+
+@dataclass(frozen=True)
+class SimFailure:
+    """A simulation that raised: the runner reports its checks as ``ERROR``, with this message."""
+
+    key: str
+    message: str
+
+
+def default_workers():
+    """All the cores this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def _thread_limit():
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - threadpoolctl is a dependency
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=1)
+
+
+def _run_task(task):
+    """Summaries (and kept rows) of blocks ``b0 .. b1 - 1`` of one simulation, or the
+    text of the exception it raised (which the caller re-raises or records)."""
+    t0 = time.perf_counter()
+    try:
+        return _blocks(task), time.perf_counter() - t0
+    except Exception as exc:  # noqa: BLE001 - reported to the caller, never swallowed
+        return _Failed(f"{type(exc).__name__}: {exc}"), time.perf_counter() - t0
+
+
+@dataclass(frozen=True)
+class _Failed:
+    message: str
+
+
+def _blocks(task):
+    sim, sim_seed, b0, b1, n, keep, formulas, chunk_size = task
+    out = []
+    with _thread_limit():
+        for b in range(b0, b1):
+            rows = block_rows_of(sim, n, b)
+            stats = sim.run_block(sim_seed, b, rows, formulas, chunk_size)
+            missing = set(sim.statistics) - set(stats)
+            if missing:
+                raise RuntimeError(f"{sim.key} block {b} did not yield {sorted(missing)}")
+            summaries = {name: summarize_rows(stats[name]) for name in sim.statistics}
+            kept = {name: stats[name] for name in keep}
+            out.append((summaries, kept))
+    return out
+
+
+def _tasks(jobs, seed, formulas, chunk_size):
+    tasks = []
+    for j, job in enumerate(jobs):
+        sim = job.sim
+        sim_seed = simulation_seed(seed, job.key)
+        nb = block_count(sim, job.n)
+        per_block = max(1.0, sim.block_rows * float(sim.cost))
+        step = max(1, int(TASK_NUMBERS // per_block))
+        for b0 in range(0, nb, step):
+            b1 = min(nb, b0 + step)
+            cost = sum(block_rows_of(sim, job.n, b) for b in range(b0, b1)) * float(sim.cost)
+            tasks.append((j, b0, cost, (sim, sim_seed, b0, b1, job.n, frozenset(job.keep), formulas, chunk_size)))
+    return tasks
+
+
+def _progress(total, progress, desc):
+    from tqdm.auto import tqdm
+
+    # disable=None: a bar on a terminal, silence in pipes, logs and CI.
+    return tqdm(total=total, unit="draw", unit_scale=True, disable=None if progress else True, desc=desc, leave=False)
+
+
+def _pool_context():
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+
+
+def _execute_local(tasks, workers, bar):
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    results = {}
+    if workers <= 1 or len(tasks) <= 1:
+        for t in tasks:
+            results[(t[0], t[1])] = _run_task(t[3])
+            bar.update(t[2])
+        return results
+    with ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context()) as pool:
+        futures = {}
+        try:
+            for t in sorted(tasks, key=lambda t: -t[2]):  # largest first: the pool drains evenly
+                futures[pool.submit(_run_task, t[3])] = t
+            for f in as_completed(futures):
+                t = futures[f]
+                results[(t[0], t[1])] = f.result()
+                bar.update(t[2])
+        except BaseException:
+            for f in futures:
+                f.cancel()
+            raise
+    return results
+
+
+def _execute_dask(tasks, scheduler, bar):
+    try:
+        from distributed import Client, as_completed
+    except ImportError as exc:  # pragma: no cover - depends on the extra
+        raise RuntimeError("the Dask backend needs the 'dask' extra: pip install -e '.[dask]'") from exc
+    ordered = sorted(tasks, key=lambda t: -t[2])
+    results = {}
+    owns = isinstance(scheduler, str)
+    client = Client(scheduler, set_as_default=False) if owns else scheduler
+    try:
+        futures = client.map(_run_task, [t[3] for t in ordered], pure=False)
+        index = {f.key: t for f, t in zip(futures, ordered)}
+        for f in as_completed(futures):
+            t = index[f.key]
+            results[(t[0], t[1])] = f.result()
+            bar.update(t[2])
+    finally:
+        if owns:
+            client.close()
+    return results
+
+
+def run_simulations(
+    jobs,
+    *,
+    seed,
+    formulas,
+    workers=1,
+    scheduler=None,
+    progress=False,
+    chunk_size=DEFAULT_CHUNK_SIZE,
+    desc="simulating",
+    record_errors=False,
+):
+    """Run every :class:`Job`; returns ``{job.key: SimResult}``.
+
+    ``workers`` processes on this machine (1: in this process), or the Dask cluster at
+    ``scheduler`` (an address such as ``"tcp://10.0.0.5:8786"``, or a
+    ``distributed.Client``) when given.  The result does not depend on either.  A
+    simulation that raises re-raises here, or with ``record_errors=True`` comes back as
+    a :class:`SimFailure`.
+    """
+    jobs = list(jobs)
+    keys = [job.key for job in jobs]
+    if len(set(keys)) != len(keys):
+        raise ValueError("each simulation may appear in one job only")
+    tasks = _tasks(jobs, seed, formulas, chunk_size)
+    total = sum(t[2] for t in tasks)
+    with _progress(total, progress, desc) as bar:
+        if scheduler is not None:
+            results = _execute_dask(tasks, scheduler, bar)
+        else:
+            results = _execute_local(tasks, workers, bar)
+    out = {}
+    for j, job in enumerate(jobs):
+        parts = [results[k][0] for k in sorted(results) if k[0] == j]
+        seconds = sum(results[k][1] for k in results if k[0] == j)
+        failed = [p for p in parts if isinstance(p, _Failed)]
+        if failed:
+            if not record_errors:
+                raise RuntimeError(f"simulation {job.key} failed: {failed[0].message}")
+            out[job.key] = SimFailure(job.key, failed[0].message)
+            continue
+        blocks = [b for p in parts for b in p]
+        if len(blocks) != block_count(job.sim, job.n):
+            raise RuntimeError(f"{job.sim.key}: {len(blocks)} blocks came back, expected {block_count(job.sim, job.n)}")
+        merged = dict(blocks[0][0])
+        for summaries, _ in blocks[1:]:
+            for name in merged:
+                merged[name] = merge_row_summaries(merged[name], summaries[name])
+        samples = {}
+        if job.keep:
+            samples = {name: np.concatenate([kept[name] for _, kept in blocks]) for name in job.keep}
+        out[job.key] = SimResult(job.sim, int(job.n), merged, samples, seconds)
+    return out
+
+
+def run_simulation(sim, n, *, seed, formulas=None, keep=(), **kwargs):
+    """One simulation (see :func:`run_simulations`); ``formulas`` defaults to the true ones."""
+    if formulas is None:
+        from ..formulas import FORMULAS
+
+        formulas = FORMULAS
+    from .._validation import check_integer
+
+    n = check_integer(n, "n", minimum=1)
+    result = run_simulations([Job(sim, n, frozenset(keep))], seed=seed, formulas=formulas, **kwargs)[sim.key]
+    return result

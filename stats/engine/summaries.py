@@ -1,0 +1,93 @@
+r"""Per-statistic block summaries that merge exactly.
+
+A block of a simulation yields, for each per-row statistic, a vector of at most
+``block_rows`` values; :func:`summarize_rows` reduces it to a :class:`RowSummary` (count,
+mean, central power sums :math:`M_2, M_3, M_4`, extremes and two counts), and
+:func:`merge_row_summaries` combines the summaries of consecutive blocks with Pébay's
+formulas.  The runner always merges in block order, so the result is the same bytes
+whichever worker computed which block.
+
+Non-finite values are not dropped: they propagate into the mean and power sums (a NaN
+statistic gives a NaN estimate, which the runner reports as ``ERROR``, never as a pass),
+and ``n_nonfinite`` counts them.  ``n_above_one`` counts rows whose value is not ``<= 1``
+(NaN included): identity checks store a normalised error ``|error| / tolerance`` per
+row, so this is their number of violating rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..inference.estimators import MomentSummary
+
+__all__ = ["RowSummary", "merge_row_summaries", "summarize_rows"]
+
+
+@dataclass(frozen=True)
+class RowSummary:
+    """Count, mean, central power sums, extremes and counts of one statistic's rows."""
+
+    n: int
+    mean: float
+    m2: float
+    m3: float
+    m4: float
+    minimum: float
+    maximum: float
+    n_nonfinite: int
+    n_above_one: int
+
+    def moments(self) -> MomentSummary:
+        """The :class:`~stats.inference.estimators.MomentSummary` the tests take."""
+        return MomentSummary(self.n, np.float64(self.mean), np.float64(self.m2), np.float64(self.m3), np.float64(self.m4))
+
+
+def summarize_rows(x):
+    """:class:`RowSummary` of a one-dimensional array of per-row values (two passes)."""
+    x = np.asarray(x, dtype=np.float64)
+    if x.ndim != 1 or x.size == 0:
+        raise ValueError(f"a block statistic must be a non-empty 1-D array; got shape {x.shape}")
+    finite = np.isfinite(x)
+    with np.errstate(invalid="ignore", over="ignore"):
+        mean = x.mean()
+        d = x - mean
+        d2 = d * d
+        m2, m3, m4 = d2.sum(), (d2 * d).sum(), (d2 * d2).sum()
+    n_fin = int(finite.sum())
+    lo = float(x[finite].min()) if n_fin else np.nan
+    hi = float(x[finite].max()) if n_fin else np.nan
+    return RowSummary(
+        int(x.size), float(mean), float(m2), float(m3), float(m4), lo, hi, int(x.size - n_fin), int(np.sum(~(x <= 1.0)))
+    )
+
+
+def merge_row_summaries(a: RowSummary, b: RowSummary) -> RowSummary:
+    """Exact summary of the rows of ``a`` followed by those of ``b`` (Pébay 2008, eqs. 3.1-3.3)."""
+    na, nb = a.n, b.n
+    n = na + nb
+    with np.errstate(invalid="ignore", over="ignore"):
+        delta = b.mean - a.mean
+        d_n = delta / n
+        mean = a.mean + nb * d_n
+        m2 = a.m2 + b.m2 + delta * d_n * na * nb
+        m3 = a.m3 + b.m3 + delta * d_n * d_n * na * nb * (na - nb) + 3.0 * d_n * (na * b.m2 - nb * a.m2)
+        m4 = (
+            a.m4
+            + b.m4
+            + delta * d_n**3 * na * nb * (na * na - na * nb + nb * nb)
+            + 6.0 * d_n * d_n * (na * na * b.m2 + nb * nb * a.m2)
+            + 4.0 * d_n * (na * b.m3 - nb * a.m3)
+        )
+    return RowSummary(
+        n,
+        float(mean),
+        float(m2),
+        float(m3),
+        float(m4),
+        float(np.fmin(a.minimum, b.minimum)),
+        float(np.fmax(a.maximum, b.maximum)),
+        a.n_nonfinite + b.n_nonfinite,
+        a.n_above_one + b.n_above_one,
+    )

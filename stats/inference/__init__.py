@@ -1,0 +1,30 @@
+"""The inference engine: streaming estimators with Monte Carlo standard errors, calibrated
+tests, and the experiment design that sizes every check."""
+
+from .estimators import (
+    Estimate,
+    MomentSummary,
+    mean_estimate,
+    merge_moments,
+    moment_summary,
+    proportion_estimate,
+    quantile_estimate,
+    scale_moments,
+    variance_estimate,
+)
+from .significance import (
+    TestResult,
+    UntestableError,
+    detectable_discrepancy,
+    detectable_ks_distance,
+    distribution_test,
+    holm_adjust,
+    mean_test,
+    proportion_test,
+    required_ks_sample_size,
+    required_sample_size,
+    variance_ratio_test,
+    variance_test,
+)
+
+__all__ = [name for name in dir() if not name.startswith("_")]

@@ -1,0 +1,32 @@
+"""The simulated models: entry laws, what is simulated (scores, softmax rows, Jacobian
+spectra, whole heads, random attention problems), their closed forms and exact values."""
+
+from .distributions import diff_chi2, score_distribution
+from .dropout import DropoutSim, dropout_weights
+from .fixes import cosine_mean, cosine_moments, qknorm_gain, qknorm_logit_mean, t5_step_ratio
+from .heads import HEAD_SCALINGS, HeadSim, T5Sim
+from .laws import ENTRY_LAWS, EntryLaw, entry_law, law_moment
+from .problems import BackwardSim, FlopSim, JacobianSim, StableSoftmaxSim, TiledSim, attention_flops
+from .sampling import (
+    CosineSim,
+    ScoreSim,
+    draw_entries,
+    sample_queries_keys,
+    sample_scores,
+    score_chunks,
+    score_summary,
+)
+from .saturation import (
+    SaturationSim,
+    SmallScoreSim,
+    exact_saturation_scores,
+    row_trace,
+    saturation_row_statistics,
+    saturation_stats,
+    winner_bound,
+)
+from .saturation_quadrature import EXACT_ACCURACY, saturation_exact, saturation_given_scale, saturation_limit
+from .scores import SCALES, scaled_score_moments, score_cumulants, score_scale, score_tail_index
+from .spectra import SpectrumSim
+
+__all__ = [name for name in dir() if not name.startswith("_")]
