@@ -1,13 +1,40 @@
 # Two commands do everything on a fresh machine: `make reports` and `make test`.
 # Each creates or refreshes the virtual environment from pyproject.toml first.
+#
+# `make reports` is incremental (showyourwork!-style, with plain make): a study's data
+# depend on its module and on the stats modules it imports (reports/.deps/*.d, generated);
+# its figures on that data and on analyses/_style.py; the claims table on stats/.  Nothing
+# changed: nothing runs.  Every output is written atomically, so an interrupted run never
+# leaves a file that looks up to date.  Knobs: SEED=<int>, QUICK=1 (a draft in well under a
+# minute), WORKERS=<n> (default: all cores).
 
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 OUT ?= reports
+SEED ?= 432026
+QUICK ?=
+WORKERS ?=
+export SOURCE_DATE_EPOCH ?= 0
 
-.PHONY: all reports test bench verify mutants analyses torch clean
+STUDIES := score_moments saturation jacobian_spectra gradient_flow t5_steps overflow backward_cost
+WORKERFLAG := $(if $(WORKERS),--workers $(WORKERS))
+QUICKFLAG := $(if $(QUICK),--quick)
+VERIFYFLAGS := $(if $(QUICK),--n-factor 0.02,--mutants)
+STATS_SRC := $(shell find stats -name '*.py' 2>/dev/null)
+REPORT_SRC := analyses/report.py analyses/templates/index.html.j2 analyses/__init__.py
+CONFIG := seed=$(SEED) quick=$(if $(QUICK),1,0)
+
+# reports/.config holds the knobs; it is rewritten only when they change, so its time
+# stamp says when they last changed and every output depends on it.
+ifeq ($(filter test bench clean torch browser venv calibrate,$(MAKECMDGOALS)),)
+$(shell mkdir -p $(OUT) && (test "$$(cat $(OUT)/.config 2>/dev/null)" = "$(CONFIG)" || echo "$(CONFIG)" > $(OUT)/.config))
+endif
+
+.PHONY: all reports test bench verify mutants analyses calibrate torch browser venv clean
+# Stamps that pattern rules make must survive the run (make would delete them as intermediates).
+.SECONDARY: $(STUDIES:%=$(OUT)/figures/%.rendered) $(STUDIES:%=$(OUT)/data/%/manifest.json)
 
 all: reports
 
@@ -16,19 +43,91 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
 	@touch $@
 
+venv: $(STAMP)
+
 # The PyTorch cross-checks: the CPU build, which pip takes from local disk here.
 torch: $(STAMP)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,torch]'
 
+# Headless Chromium and its driver, for the report page's browser test (Debian packages).
+browser:
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
+	  { (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null) \
+	    || echo "make browser: could not install chromium (the browser test will skip, saying so)"; }
+
+# ---------------------------------------------------------------- the report pipeline
+
+$(OUT)/.deps/studies.d: $(wildcard analyses/*.py) $(wildcard stats/*/*.py stats/*.py)
+	@$(PYTHON) analyses/deps.py --out $(OUT)
+
+ifeq ($(filter test bench clean torch browser venv calibrate,$(MAKECMDGOALS)),)
+-include $(OUT)/.deps/studies.d
+endif
+
+# A study's run simulates and renders in one process (start-up costs ~2 s) and makes both
+# targets.  The restyle stamp re-renders only when the style is newer than that render.
+$(OUT)/data/%/manifest.json $(OUT)/figures/%.rendered: analyses/%.py $(OUT)/.config | $(STAMP)
+	$(BIN)/python -m analyses $* --out $(OUT) --seed $(SEED) $(QUICKFLAG) $(WORKERFLAG)
+	@touch $(OUT)/figures/$*.rendered
+
+$(OUT)/figures/%.stamp: $(OUT)/figures/%.rendered analyses/_style.py
+	@if [ analyses/_style.py -nt $(OUT)/figures/$*.rendered ]; then \
+	  echo "$(BIN)/python -m analyses $* --render-only --out $(OUT)"; \
+	  $(BIN)/python -m analyses $* --render-only --out $(OUT) && touch $(OUT)/figures/$*.rendered || exit 1; fi
+	@touch $@
+
+$(OUT)/claims.csv: $(STATS_SRC) $(OUT)/.config | $(STAMP)
+	@$(BIN)/python -m stats verify --out $(OUT) --seed $(SEED) $(VERIFYFLAGS) $(WORKERFLAG); \
+	  echo $$? > $(OUT)/.verify-status; test -f $@
+
+$(OUT)/numbers.tex $(OUT)/numbers.json &: $(OUT)/claims.csv analyses/report.py
+	$(BIN)/python -m analyses.report numbers --out $(OUT)
+
+$(OUT)/figures.pdf: $(STUDIES:%=$(OUT)/figures/%.stamp) analyses/report.py
+	$(BIN)/python -m analyses.report pdf --out $(OUT)
+
+$(OUT)/index.html: $(OUT)/claims.csv $(OUT)/numbers.json $(STUDIES:%=$(OUT)/figures/%.stamp) $(REPORT_SRC) \
+		$(wildcard $(OUT)/calibration.csv)
+	$(BIN)/python -m analyses.report page --out $(OUT)
+
+$(OUT)/.built: $(OUT)/index.html $(OUT)/figures.pdf $(OUT)/numbers.tex
+	@touch $@
+
+# `make reports` runs its independent steps on every core (the bytes do not depend on it);
+# `make -j1 reports` runs them one by one.
+NPROC := $(shell nproc 2>/dev/null || echo 1)
+# Two steps at a time share the cores: each gets half of them unless WORKERS is given.
+STEP_WORKERS := $(if $(WORKERS),$(WORKERS),$(shell echo $$(( $(NPROC) / 2 > 0 ? $(NPROC) / 2 : 1 ))))
+ifeq ($(filter -j%,$(MAKEFLAGS))$(findstring j,$(firstword $(MAKEFLAGS))),)
 reports: $(STAMP)
-	$(BIN)/python -m analyses --out $(OUT)
-	$(BIN)/python -m stats verify --mutants --out $(OUT)
+	@$(MAKE) --no-print-directory -j$(NPROC) --output-sync=target WORKERS=$(STEP_WORKERS) build-reports
+else
+reports: build-reports
+endif
+
+# Says whether anything was rebuilt; fails (after building the page) when a claim failed.
+.PHONY: build-reports
+build-reports: $(STAMP) $(OUT)/.built
+	@if [ $(OUT)/.built -nt $(OUT)/.reported ] 2>/dev/null || [ ! -e $(OUT)/.reported ]; then \
+	  echo "reports: built $(OUT)/index.html, $(OUT)/figures.pdf, $(OUT)/numbers.tex"; \
+	else echo "reports: nothing to do, every output is up to date"; fi
+	@touch $(OUT)/.reported
+	@status=$$(cat $(OUT)/.verify-status 2>/dev/null || echo 1); if [ "$$status" != 0 ]; then \
+	  echo "reports: python -m stats verify failed (exit $$status): see $(OUT)/index.html"; exit 1; fi
+
+# ---------------------------------------------------------------- single steps
 
 analyses: $(STAMP)
-	$(BIN)/python -m analyses --out $(OUT)
+	$(BIN)/python -m analyses --out $(OUT) --seed $(SEED) $(QUICKFLAG) $(WORKERFLAG)
 
 verify: $(STAMP)
-	$(BIN)/python -m stats verify --out $(OUT)
+	$(BIN)/python -m stats verify --out $(OUT) --seed $(SEED) $(WORKERFLAG)
+
+mutants: $(STAMP)
+	$(BIN)/python -m stats verify --mutants --out $(OUT) --seed $(SEED) $(WORKERFLAG)
+
+calibrate: $(STAMP)
+	$(BIN)/python -m stats calibrate --out $(OUT) $(WORKERFLAG)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
@@ -37,4 +136,5 @@ bench: $(STAMP)
 	$(BIN)/python -m benchmarks --out $(OUT)
 
 clean:
-	rm -rf $(OUT)/data $(OUT)/figures $(OUT)/bench $(OUT)/*.csv .pytest_cache .hypothesis
+	rm -rf $(OUT)/data $(OUT)/figures $(OUT)/.deps $(OUT)/*.csv $(OUT)/*.json $(OUT)/*.tex $(OUT)/*.pdf $(OUT)/*.html \
+	  $(OUT)/*.png $(OUT)/.config $(OUT)/.built $(OUT)/.reported $(OUT)/.verify-status .pytest_cache .hypothesis

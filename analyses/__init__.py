@@ -1,9 +1,40 @@
-"""One module per study.  Each has ``simulate(out)``, writing tidy data under
-``out/data``, and ``render(out)``, drawing its figures under ``out/figures`` from that
-data alone, so a restyle never re-runs a simulation."""
+"""One module per study.  Each has ``simulate(out, *, seed, quick, workers)``, writing tidy
+data under ``out/data/<study>/`` (with a checksummed manifest, written last), and
+``figures(out)``, drawing its figures from that data alone; ``render`` saves them.  A
+restyle therefore never re-runs a simulation.  ``FIGURES`` gives each figure's width,
+caption and the claims it supports."""
 
-from . import overflow
+from . import backward_cost, gradient_flow, jacobian_spectra, overflow, saturation, score_moments, t5_steps
 
-ANALYSES = {"overflow": overflow}
+ANALYSES = {
+    m.STUDY: m
+    for m in (score_moments, saturation, jacobian_spectra, gradient_flow, t5_steps, overflow, backward_cost)
+}
 
-__all__ = ["ANALYSES", "overflow"]
+
+def all_figures():
+    """``{figure name: (study, spec)}`` over every study, in page order."""
+    return {name: (study, spec) for study, m in ANALYSES.items() for name, spec in m.FIGURES.items()}
+
+
+def render(out, study, *, draft=None):
+    """Draw a study's figures from its data and save them (PNG and PDF, and a captioned
+    one-page PDF for ``figures.pdf``); returns the paths of the figures."""
+    from pathlib import Path
+
+    from ._data import read_manifest
+    from ._style import save, save_captioned
+
+    out = Path(out)
+    module = ANALYSES[study]
+    manifest = read_manifest(out, study)
+    draft = manifest.get("quick", False) if draft is None else draft
+    paths = []
+    for name, fig in module.figures(out).items():
+        title = name.replace("_", " ")
+        paths += save(fig, out, name, title=title, draft=draft, close=False)
+        save_captioned(fig, out, name, module.FIGURES[name]["caption"], title=title, draft=draft)
+    return paths
+
+
+__all__ = ["ANALYSES", "all_figures", "render"]

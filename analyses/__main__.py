@@ -1,12 +1,17 @@
-"""``python -m analyses [NAME ...]``: run studies (simulate, then render) into ``reports/``."""
+"""``python -m analyses [STUDY ...]``: run studies (simulate, then render) into ``reports/``.
+
+``--render-only`` redraws from the data on disk (a usage error, exit 2, if it is missing,
+partial or corrupted); ``--simulate-only`` writes the data without drawing.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
-from . import ANALYSES
+from . import ANALYSES, render
 
 
 class _Parser(argparse.ArgumentParser):
@@ -15,24 +20,75 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
+def _count(text):
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return v
+
+
+def _seed(text):
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}")
+    return v
+
+
 def main(argv=None):
+    from stats.__main__ import writable_dir
+    from stats.claims.runner import DEFAULT_SEED
+    from stats.engine.executors import default_workers
+
+    from ._data import DataError, read_manifest
+
     parser = _Parser(prog="python -m analyses", description="Run the studies behind the book's figures.")
-    parser.add_argument("names", nargs="*", metavar="NAME", help=f"studies to run (default all): {', '.join(ANALYSES)}")
-    parser.add_argument("--render-only", action="store_true", help="redraw figures from existing data, no simulation")
-    parser.add_argument("--out", default="reports", help="output folder (default reports)")
+    parser.add_argument("names", nargs="*", metavar="STUDY", help=f"studies to run (default: all): {', '.join(ANALYSES)}")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--render-only", action="store_true", help="redraw figures from the data on disk, no simulation")
+    mode.add_argument("--simulate-only", action="store_true", help="write the data, draw nothing")
+    parser.add_argument("--out", default="reports", help="output folder (default: reports)")
+    parser.add_argument("--seed", type=_seed, default=int(os.environ.get("SEED", DEFAULT_SEED)), help="root seed (default: $SEED or the suite's)")
+    parser.add_argument("--quick", action="store_true", help="a draft: about a tenth of the draws, marked as such")
+    parser.add_argument("--workers", type=_count, default=default_workers(), help="processes on this machine (default: all cores)")
     args = parser.parse_args(argv)
     unknown = [n for n in args.names if n not in ANALYSES]
     if unknown:
-        parser.error(f"unknown analysis {unknown[0]!r}; choose from {', '.join(ANALYSES)}")
-    out = Path(args.out)
-    for name in args.names or list(ANALYSES):
-        module = ANALYSES[name]
-        if not args.render_only:
-            module.simulate(out)
-        elif not (out / "data").exists():
-            parser.error(f"no data under {out / 'data'}; run without --render-only first")
-        for path in module.render(out):
-            print(f"{name}: wrote {path}")
+        parser.error(f"unknown study {unknown[0]!r}; choose from {', '.join(ANALYSES)}")
+    out = writable_dir(args.out, parser)
+    names = args.names or list(ANALYSES)
+    if args.render_only:
+        for name in names:
+            try:
+                module = ANALYSES[name]
+                read_manifest(out, name)
+                for table in read_manifest(out, name)["tables"]:
+                    from ._data import read_table
+
+                    read_table(out, name, table)
+            except DataError as exc:
+                parser.error(str(exc))
+            del module
+    try:
+        for name in names:
+            module = ANALYSES[name]
+            if not args.render_only:
+                module.simulate(out, seed=args.seed, quick=args.quick, workers=args.workers)
+                print(f"{name}: wrote {out / 'data' / name}")
+            if not args.simulate_only:
+                for path in render(out, name):
+                    print(f"{name}: wrote {path}")
+    except KeyboardInterrupt:
+        sys.stderr.write("python -m analyses: interrupted\n")
+        return 130
+    except DataError as exc:
+        sys.stderr.write(f"python -m analyses: error: {exc}\n")
+        return 2
     return 0
 
 

@@ -14,7 +14,7 @@ from stats import (
     score_summary,
     variance_test,
 )
-from stats.sampling import BLOCK_ROWS
+from stats.engine.streams import BLOCK_ROWS
 
 LAWS = ["gaussian", "rademacher", "uniform", "student_t"]
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from stats import attention_backward, scaled_dot_product_attention, tiled_attention_backward, tiled_attention_forward
-from stats.attention import softmax
+from stats.exact.attention import softmax
 
 
 @pytest.mark.parametrize("block_size", [1, 3, 4, 7, 16, 64])

@@ -177,16 +177,20 @@ def identity_rows(rate=IDENTITY_RATE, beta=FALSE_PASS):
     return math.ceil(math.log(beta) / math.log1p(-rate))
 
 
-def _pilot_rows(sim):
-    return int(min(20_000, max(200, (1 << 22) // max(1.0, float(sim.cost)))))
+def _pilot_rows(sim, n_factor=1.0):
+    # About 4 million random numbers, fewer for a quick run (never below 200 rows): the
+    # design takes an upper confidence bound on the pilot's sd, so a small pilot only
+    # makes n larger, never the check weaker.
+    budget = (1 << 22) * min(1.0, 5.0 * n_factor)
+    return int(min(20_000, max(200, budget // max(1.0, float(sim.cost)))))
 
 
-def _run_pilots(sims, seed, cache, workers):
+def _run_pilots(sims, seed, cache, workers, n_factor=1.0):
     """Pilot runs, on their own streams (``pilot/<key>``), of every simulation not yet in ``cache``, all at once."""
     todo = {}
     for sim in sims:
         if (seed, sim.key) not in cache:
-            todo[sim.key] = Job(sim, _pilot_rows(sim), stream=f"pilot/{sim.key}")
+            todo[sim.key] = Job(sim, _pilot_rows(sim, n_factor), stream=f"pilot/{sim.key}")
     if not todo:
         return
     res = run_simulations(list(todo.values()), seed=seed, formulas=FORMULAS, workers=workers, desc="pilot runs")
@@ -248,7 +252,7 @@ def _design(check, alpha, beta, seed, pilots, workers):
 
 
 def _derived_design(check, alpha, beta, seed, pilots, workers):
-    """n for an estimate f(means of several inputs), each input drawn n times: the delta
+    r"""n for an estimate f(means of several inputs), each input drawn n times: the delta
     method at the pilot means, :math:`sd_f^2 = \sum_i (\partial f/\partial\mu_i)^2 sd_i^2`."""
     mus, sds = [], []
     for ms in check.inputs:
@@ -310,7 +314,7 @@ def plan(claims=None, *, select=None, seed=DEFAULT_SEED, n_factor=1.0, alpha=FAM
         (cl, ch) for cl, ch in everything
         if not reasons[id(ch)] and (cl.id in chosen_ids or any(ms.sim.key in needed for ms in ch.measures))
     ]
-    _run_pilots([ms.sim for _, ch in relevant if ch.sd == "pilot" for ms in ch.measures], seed, pilots, workers)
+    _run_pilots([ms.sim for _, ch in relevant if ch.sd == "pilot" for ms in ch.measures], seed, pilots, workers, n_factor)
     designs = {}
     sizes, keeps, sims = {}, {}, {}
     for cl, ch in relevant:

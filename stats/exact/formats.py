@@ -48,9 +48,9 @@ def exp_overflow_threshold(dtype):
     """The smallest value x of ``dtype`` with ``exp(x) == inf`` when evaluated in ``dtype``.
 
     Found from the format's largest number by stepping ``np.nextafter`` around
-    ``log(max)``: 11.09375 for float16 (the section's "a score of 12 overflows"), 88.5 in
-    bfloat16, where the representable numbers near 88 are 0.5 apart, and 88.72284 for
-    float32.
+    ``log(max)``: 11.09375 for float16 (the section's "a score of 12 overflows"), 89 in
+    bfloat16, whose representable numbers near 88.7 are 0.5 apart (e^88.5 is still
+    finite), and 88.72284 for float32.
     """
     dt = float_format(dtype)
     big = format_max(dt)

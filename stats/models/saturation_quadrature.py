@@ -181,8 +181,13 @@ def _combine(T, Wm, phi, psi1, psi12, k1_weighted, H):
     return unit, trace, one_minus_max
 
 
+def _m_width(T):
+    # phi(m)^(T-1) steepens like the maximum of T normals, whose spread is ~ 1/sqrt(2 ln T).
+    return min(1.0, 2.0 / math.sqrt(2.0 * math.log(max(T, 2))))
+
+
 @functools.lru_cache(maxsize=64)
-def _y_grids(sig_lo, sig_hi, n_panel, n_m):
+def _y_grids(sig_lo, sig_hi, T, n_panel, n_m):
     neg = np.concatenate(
         [_steps(_Y_LO, -3.0, min(1.2 * sig_lo, 6.0))[:-1], np.array([-3.0, -2.0, -1.2, -0.6, 0.0])]
     )
@@ -190,13 +195,13 @@ def _y_grids(sig_lo, sig_hi, n_panel, n_m):
     yn = _cheb_grid(neg, n_panel)
     yp = _cheb_grid(pos, n_panel)
     m_lo, m_hi = -9.0 * sig_hi - 6.0, max(9.0 * sig_hi, 46.0 + 0.5 * sig_hi**2)
-    m, Wm = _gl_grid(_steps(m_lo, m_hi, 1.2 * sig_lo), n_m)
+    m, Wm = _gl_grid(_steps(m_lo, m_hi, 1.2 * sig_lo * _m_width(T)), n_m)
     return yn, yp, m, Wm
 
 
 def _by_kernel_variable(sig, T, n_panel, n_m):
     """sigma >= 1.5: inner integrals over y = x - m on the fixed kernel window."""
-    (yn, Wn, _, Rn), (yp, Wp, _, Rp), m, Wm = _y_grids(float(sig.min()), float(sig.max()), n_panel, n_m)
+    (yn, Wn, _, Rn), (yp, Wp, _, Rp), m, Wm = _y_grids(float(sig.min()), float(sig.max()), T, n_panel, n_m)
     s = sig[:, None, None]
     with np.errstate(under="ignore"):
         Nn = np.exp(-0.5 * ((m[None, :, None] + yn) / s) ** 2) / (s * math.sqrt(2 * math.pi))
@@ -220,11 +225,11 @@ def _by_kernel_variable(sig, T, n_panel, n_m):
 
 @functools.lru_cache(maxsize=64)
 def _z_grids(sig_hi, T, n_panel, n_m):
-    z = _cheb_grid(_steps(-_Z_MAX, _Z_MAX, 1.2 * min(1.0, 1.0 / sig_hi)), n_panel)
+    z = _cheb_grid(_steps(-_Z_MAX, _Z_MAX, 1.2 * min(1.0, 1.0 / sig_hi) * _m_width(T)), n_panel)
     lt = math.log(T)
     core_lo, core_hi = lt - 8.0 - 10.0 * sig_hi, lt + 8.0 + 10.0 * sig_hi
     right = _growing(core_hi, lt + 46.0 + 10.0 * sig_hi, 1.2)
-    m, Wm = _gl_grid(np.concatenate([_steps(core_lo, core_hi, 1.2)[:-1], right]), n_m)
+    m, Wm = _gl_grid(np.concatenate([_steps(core_lo, core_hi, 1.2 * _m_width(T))[:-1], right]), n_m)
     return z, m, Wm
 
 

@@ -125,8 +125,8 @@ def claims():
                                          "Without scaling most rows pass almost no gradient to the scores, but the few rows "
                                          "whose two best scores nearly tie pass a large one, undivided by sqrt(d_k): the "
                                          "gradient reaching W_Q and W_K does not vanish; its norm grows like d_k^(1/4) "
-                                         "(about 4.8 times larger at d_k = 1024 than at 8, 16 times the scaled head's), "
-                                         "carried by a handful of rows."))
+                                         "(about five times larger at d_k = 1024 than at d_k = 8, and more than ten times "
+                                         "the scaled head's), carried by a handful of rows."))
                 for w in ("dwq", "dwk")
             ),
         ),

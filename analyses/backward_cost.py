@@ -1,0 +1,108 @@
+"""What the backward pass costs: FLOPs counted in the code, time measured, and peak memory
+of the dense and the tiled (FlashAttention-style) backward pass.
+
+Section "The backward pass of attention".  This is the one *measured* study: its times
+come from this machine's clock and differ from run to run (its manifest says so, and the
+determinism tests leave it out); the FLOP counts and tracemalloc's peak memory are exact.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+import tracemalloc
+
+import numpy as np
+import pandas as pd
+
+from stats.exact.attention import attention_backward, scaled_dot_product_attention
+from stats.exact.cost import attention_matmul_flops, count_matmuls
+from stats.exact.tiled import tiled_attention_backward, tiled_attention_forward
+
+from ._data import StudyWriter, read_table
+
+STUDY = "backward_cost"
+MEASURED = True
+LENGTHS = (256, 512, 1024, 2048, 4096)
+D = 64
+BLOCK = 256
+FIGURES = {
+    "backward_cost": dict(
+        width="full",
+        caption="Left: peak memory of the dense backward pass, which keeps the T x T weights, and of the tiled one, which "
+        "recomputes them tile by tile from the row log-sum-exp (d = 64, float32, tiles of 256 keys; fitted growth "
+        "exponents in the legend). Right: the backward pass's matrix-product FLOPs over the forward's, counted in the "
+        "code (exactly 2), beside its measured time over the forward's on this machine.",
+        claims=("backward-flops", "tiled-equals-dense"),
+    ),
+}
+
+
+def _peak(fn):
+    tracemalloc.start()
+    tracemalloc.reset_peak()
+    fn()
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return peak
+
+
+def _median_ratio(f, g, reps):
+    f(), g()
+    ratios = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        f()
+        t1 = time.perf_counter()
+        g()
+        t2 = time.perf_counter()
+        ratios.append((t1 - t0) / (t2 - t1))
+    return statistics.median(ratios), float(np.quantile(ratios, 0.25)), float(np.quantile(ratios, 0.75))
+
+
+def simulate(out, *, seed, quick=False, workers=1):
+    w = StudyWriter(out, STUDY, seed=seed, quick=quick)
+    rng = np.random.default_rng(np.random.SeedSequence(seed))
+    rows = []
+    for T in LENGTHS[:3] if quick else LENGTHS:
+        Q, K, V, dO = (rng.standard_normal((T, D), dtype=np.float32) for _ in range(4))
+        O, lse = tiled_attention_forward(Q, K, V, block_size=BLOCK)
+        dense = _peak(lambda: attention_backward(Q, K, V, dO))
+        tiled = _peak(lambda: tiled_attention_backward(Q, K, V, O, lse, dO, block_size=BLOCK))
+        with count_matmuls() as log:
+            attention_backward(Q, K, V, dO)
+        flops = attention_matmul_flops(log)
+        reps = 3 if quick else (9 if T >= 2048 else 15)
+        r, lo, hi = _median_ratio(lambda: attention_backward(Q, K, V, dO), lambda: scaled_dot_product_attention(Q, K, V), reps)
+        rows.append(dict(T=T, d=D, dense_peak_mib=dense / 2**20, tiled_peak_mib=tiled / 2**20,
+                         flop_ratio=flops["backward"] / flops["forward"], time_ratio=r, time_ratio_q25=lo, time_ratio_q75=hi))
+    w.table("cost", pd.DataFrame(rows))
+    return w.close(measured=True)
+
+
+def growth_exponent(T, y):
+    """Least-squares slope of log y against log T."""
+    return float(np.polyfit(np.log(T), np.log(y), 1)[0])
+
+
+def figures(out):
+    from ._style import figure, setup
+
+    setup()
+    data = read_table(out, STUDY, "cost")
+    fig, axes = figure("full", height=2.4, ncols=2)
+    ax = axes[0]
+    for col, label, color in (("dense_peak_mib", "dense backward", "#d55e00"), ("tiled_peak_mib", "tiled backward", "#0072b2")):
+        b = growth_exponent(data["T"], data[col])
+        ax.plot(data["T"], data[col], "-o", ms=3, color=color, label=f"{label} (grows like $T^{{{b:.2f}}}$)")
+    ax.set(xscale="log", yscale="log", xlabel="sequence length $T$", ylabel="peak memory (MiB)")
+    ax.set_xscale("log", base=2)
+    ax.legend(loc="upper left", frameon=True)
+    ax = axes[1]
+    ax.plot(data["T"], data["flop_ratio"], "-", color="0.2", lw=1.2, label="matrix-product FLOPs (counted)")
+    ax.errorbar(data["T"], data["time_ratio"], yerr=[data["time_ratio"] - data["time_ratio_q25"], data["time_ratio_q75"] - data["time_ratio"]],
+                fmt="o", ms=3, color="#009e73", label="measured time (median, quartiles)")
+    ax.set_xscale("log", base=2)
+    ax.set(xlabel="sequence length $T$", ylabel="backward / forward", ylim=(0, max(4.0, float(data["time_ratio"].max()) * 1.3)))
+    ax.legend(loc="upper right", frameon=True)
+    return {"backward_cost": fig}

@@ -1,0 +1,105 @@
+"""The engine: results depend on (seed, key, n) only -- not on workers, chunking or which
+other simulations run -- and merged block summaries equal the summary of all rows."""
+
+import numpy as np
+import pytest
+
+from stats import (
+    FORMULAS,
+    Job,
+    SaturationSim,
+    ScoreSim,
+    SimFailure,
+    entry_law,
+    moment_summary,
+    run_simulation,
+    run_simulations,
+    simulation_seed,
+    stream_key,
+    summarize_rows,
+    merge_row_summaries,
+)
+from stats.engine.streams import BLOCK_ROWS, canonical, key_words
+
+
+def _summaries(res):
+    return {k: tuple(getattr(v, f) for f in ("n", "mean", "m2", "m3", "m4", "minimum", "maximum")) for k, v in res.summaries.items()}
+
+
+@pytest.mark.parametrize("sim", [ScoreSim(16, 0.3, entries=entry_law("student_t")), SaturationSim(8, 16, "none", method="direct")])
+def test_workers_and_chunk_size_change_no_bit(sim):
+    n = 3 * BLOCK_ROWS + 77
+    ref = run_simulation(sim, n, seed=9, workers=1)
+    for kwargs in (dict(workers=2), dict(workers=1, chunk_size=16 * 16 * 3 + 5), dict(workers=2, chunk_size=1 << 16)):
+        other = run_simulation(sim, n, seed=9, **kwargs)
+        assert _summaries(other) == _summaries(ref)  # exact equality: the same bytes
+
+
+def test_merged_blocks_equal_the_summary_of_all_rows():
+    rng = np.random.default_rng(0)
+    x = rng.standard_t(5, size=5 * 1000 + 3)
+    parts = [summarize_rows(x[i : i + 1000]) for i in range(0, x.size, 1000)]
+    total = parts[0]
+    for p in parts[1:]:
+        total = merge_row_summaries(total, p)
+    ref = moment_summary(x)
+    for a, b in ((total.mean, ref.mean), (total.m2, ref.m2), (total.m3, ref.m3), (total.m4, ref.m4)):
+        assert a == pytest.approx(float(b), rel=1e-11, abs=1e-9)
+    assert total.minimum == x.min() and total.maximum == x.max() and total.n == x.size
+
+
+def test_nan_rows_propagate_and_are_counted():
+    s = summarize_rows(np.array([0.5, np.nan, 2.0]))
+    assert np.isnan(s.mean) and s.n_nonfinite == 1 and s.n_above_one == 2  # NaN counts as a violation
+
+
+def test_a_simulation_does_not_depend_on_its_companions():
+    a = ScoreSim(8)
+    b = ScoreSim(8, 0.5)
+    alone = run_simulations([Job(a, 5000)], seed=4, formulas=FORMULAS)[a.key]
+    both = run_simulations([Job(b, 7000), Job(a, 5000)], seed=4, formulas=FORMULAS, workers=2)[a.key]
+    assert _summaries(alone) == _summaries(both)
+
+
+def test_a_pilot_stream_is_independent_of_the_main_one():
+    sim = ScoreSim(8)
+    main = run_simulations([Job(sim, 3000)], seed=4, formulas=FORMULAS)[sim.key]
+    pilot = run_simulations([Job(sim, 3000, stream=f"pilot/{sim.key}")], seed=4, formulas=FORMULAS)[f"pilot/{sim.key}"]
+    assert main.summary("score").mean != pilot.summary("score").mean
+
+
+def test_prefix_property_across_blocks():
+    sim = ScoreSim(4)
+    small = run_simulation(sim, BLOCK_ROWS, seed=2, keep=("score",))
+    big = run_simulation(sim, 3 * BLOCK_ROWS, seed=2, keep=("score",))
+    np.testing.assert_array_equal(small.rows("score"), big.rows("score")[:BLOCK_ROWS])
+
+
+def test_failures_are_recorded_or_raised():
+    class Broken(ScoreSim):
+        def run_block(self, *a, **k):
+            raise ValueError("planted failure")
+
+    sim = Broken(4)
+    out = run_simulations([Job(sim, 100)], seed=1, formulas=FORMULAS, record_errors=True)[sim.key]
+    assert isinstance(out, SimFailure) and "planted failure" in out.message
+    with pytest.raises(RuntimeError, match="planted failure"):
+        run_simulations([Job(sim, 100)], seed=1, formulas=FORMULAS)
+
+
+def test_stream_keys_are_canonical_and_hash_stably():
+    assert stream_key("x", a=1, b=0.5, c=-0.0, law=entry_law("student_t", df=10)) == "x/a=1/b=0.5/c=0.0/law=student_t(df=10)"
+    assert canonical(True) == "true" and canonical(None) == "none"
+    # The digest of a fixed key is fixed forever: a change here changes every number in the suite.
+    assert key_words("scores/d_k=1") == (2764587866, 1352428859, 2471023578, 3120906642)
+    with pytest.raises(ValueError):
+        canonical(float("nan"))
+    with pytest.raises(TypeError):
+        canonical(object())
+    s1, s2 = simulation_seed(7, "a"), simulation_seed(7, "b")
+    assert s1.spawn_key != s2.spawn_key
+
+
+def test_duplicate_jobs_are_refused():
+    with pytest.raises(ValueError, match="one job"):
+        run_simulations([Job(ScoreSim(4), 10), Job(ScoreSim(4), 20)], seed=1, formulas=FORMULAS)
