@@ -1,12 +1,23 @@
-"""Run the benchmarks and write ``reports/bench/bench.csv``."""
+"""``make bench``: ratios measured side by side in one run, written to ``reports/bench.csv``.
+
+These 2-core machines are noisy, so every speed is a ratio of two things timed
+alternately (median over pairs), never an absolute time asserted in a test.  A few
+absolute times are reported too (the verify run, the report build), marked as such.
+Columns: ``benchmark, value, target, meets``, then ``unit, detail`` and the machine
+(cores, numpy and BLAS versions).
+"""
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import platform
+import shutil
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 import tracemalloc
 from pathlib import Path
@@ -14,23 +25,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from stats import (
-    REGISTRY,
-    attention_backward,
-    scaled_dot_product_attention,
-    score_chunks,
-    softmax,
-    tiled_attention_backward,
-    tiled_attention_forward,
-    verify_claims,
-)
-from stats._io import write_csv
+ROOT = Path(__file__).resolve().parents[1]
 
 
-def paired_ratio(f, g, reps):
-    """Median over reps of time(f)/time(g), the two timed back to back each time."""
-    ratios, tf, tg = [], [], []
+def paired(f, g, reps):
+    """Median over ``reps`` of time(f)/time(g), the two timed back to back each time; and the medians."""
     f(), g()  # warm up
+    ratios, tf, tg = [], [], []
     for _ in range(reps):
         t0 = time.perf_counter()
         f()
@@ -43,7 +44,19 @@ def paired_ratio(f, g, reps):
     return statistics.median(ratios), statistics.median(tf), statistics.median(tg)
 
 
-def peak_bytes(fn):
+def row(benchmark, value, target, unit, detail, meets=None):
+    if meets is None:
+        meets = "" if target == "" else bool(_meets(value, target))
+    return dict(benchmark=benchmark, value=value, target=target, meets=meets, unit=unit, detail=detail)
+
+
+def _meets(value, target):
+    op, num = target.split(" ", 1)
+    num = float(num)
+    return {"<=": value <= num, ">=": value >= num, "<": value < num, ">": value > num}[op]
+
+
+def _peak(fn):
     tracemalloc.start()
     tracemalloc.reset_peak()
     fn()
@@ -52,7 +65,91 @@ def peak_bytes(fn):
     return peak
 
 
+# ------------------------------------------------------------------ samplers
+
+
+def sampler_benchmarks(reps):
+    from stats import ScoreSim, entry_law, run_simulation, saturation_stats
+    from stats.engine.streams import BIT_GENERATOR
+
+    rows = []
+    n, d = 8192, 256
+    buf = np.empty((n, d))
+
+    def draws():
+        g = np.random.Generator(BIT_GENERATOR(1))
+        g.standard_normal(out=buf)
+        g.standard_normal(out=buf)  # queries and key noise: 2 n d normals
+
+    sim = ScoreSim(d, 0.0, entries=entry_law("gaussian"), method="direct")
+    r, ts, _ = paired(lambda: run_simulation(sim, n, seed=1), draws, reps)
+    rows.append(row("direct sampler / drawing its normals alone", r, "<= 1.1", "ratio", f"d_k={d}, {n} rows, Gaussian; sampler {ts * 1e3:.1f} ms"))
+
+    # The reader's first implementation: one sample at a time in Python, as an exercise would be written.
+    def loop(m=2000, d=64):
+        g = np.random.default_rng(1)
+        out = np.empty(m)
+        for i in range(m):
+            q = g.standard_normal(d)
+            k = g.standard_normal(d)
+            out[i] = q @ k
+        return out
+
+    r, t_loop, t_ours = paired(lambda: loop(), lambda: run_simulation(ScoreSim(64, method="direct"), 200_000, seed=1), max(3, reps // 3))
+    rows.append(row("sampler speedup over a per-sample Python loop", r * 100, "", "times per row",
+                    f"d_k=64: loop {t_loop / 2000 * 1e6:.1f} us/row, suite {t_ours / 200_000 * 1e6:.3f} us/row (direct recipe)"))
+
+    d, T = 1024, 32
+    direct_rows, exact_rows = 600, 200_000
+    r, t_direct, t_exact = paired(
+        lambda: saturation_stats(d, T, scaling="none", n_rows=direct_rows, seed=1, method="direct"),
+        lambda: saturation_stats(d, T, scaling="none", n_rows=exact_rows, seed=1, method="exact"),
+        max(3, reps // 3),
+    )
+    speed = (t_direct / direct_rows) / (t_exact / exact_rows)
+    rows.append(row("saturation_stats speedup, exact / direct sampler", speed, ">= 100", "times per row",
+                    f"d_k={d}, T={T}: direct {t_direct / direct_rows * 1e6:.0f} us/row, exact {t_exact / exact_rows * 1e6:.2f} us/row"))
+    g = np.random.Generator(BIT_GENERATOR(2))
+    wbuf = np.empty((exact_rows, T))
+    r, _, _ = paired(
+        lambda: saturation_stats(d, T, scaling="none", n_rows=exact_rows, seed=1, method="exact"),
+        lambda: (g.chisquare(d, exact_rows), g.standard_normal(out=wbuf)),
+        reps,
+    )
+    rows.append(row("exact saturation sampler / drawing its random numbers alone", r, "", "ratio",
+                    f"d_k={d}, T={T}: one chi-square and T normals a row; the rest is the softmax's exp and reductions"))
+
+    rad_d, rad_rows = 1024, 8192
+    direct = ScoreSim(rad_d, entries=entry_law("rademacher"), method="direct")
+    packed = ScoreSim(rad_d, entries=entry_law("rademacher"), method="bitpacked")
+    r, t_dir, t_pack = paired(lambda: run_simulation(direct, rad_rows, seed=1), lambda: run_simulation(packed, 8 * rad_rows, seed=1), reps)
+    rows.append(row("Rademacher speedup, bit-packed / direct", (t_dir / rad_rows) / (t_pack / (8 * rad_rows)), ">= 20", "times per row",
+                    f"d_k={rad_d}: popcount over 16 words instead of 2048 uniform doubles"))
+
+    for law, method in (("gaussian", "chi2"), ("student_t", "mixture"), ("uniform", "float32")):
+        a = ScoreSim(512, entries=entry_law(law), method="direct")
+        b = ScoreSim(512, entries=entry_law(law), method=method)
+        m = 40 * 8192 if method == "chi2" else 8192
+        r, t_a, t_b = paired(lambda: run_simulation(a, 8192, seed=1), lambda: run_simulation(b, m, seed=1), reps)
+        rows.append(row(f"{method} fast path speedup over direct ({law})", (t_a / 8192) / (t_b / m), "", "times per row", "d_k=512"))
+
+    gens = {"SFC64": np.random.SFC64, "PCG64": np.random.PCG64, "PCG64DXSM": np.random.PCG64DXSM, "Philox": np.random.Philox, "MT19937": np.random.MT19937}
+    nbuf = np.empty(1 << 22)
+    base = np.random.Generator(np.random.SFC64(0))
+    for name, bg in gens.items():
+        other = np.random.Generator(bg(0))
+        r, _, _ = paired(lambda: other.standard_normal(out=nbuf), lambda: base.standard_normal(out=nbuf), reps)
+        rows.append(row(f"normals: {name} / SFC64 (the suite's bit generator)", r, "", "ratio", "4M float64 normals"))
+    return rows
+
+
+# ------------------------------------------------------------------ attention
+
+
 def attention_benchmarks(reps):
+    from stats import attention_backward, scaled_dot_product_attention, softmax, tiled_attention_backward, tiled_attention_forward
+    from stats.exact.cost import attention_matmul_flops, count_matmuls
+
     rng = np.random.default_rng(0)
     T, d = 1024, 64
     Q, K, V, dO = (rng.standard_normal((T, d), dtype=np.float32) for _ in range(4))
@@ -62,73 +159,189 @@ def attention_benchmarks(reps):
         Q @ K.T
         A @ V
 
-    fwd = lambda: scaled_dot_product_attention(Q, K, V)  # noqa: E731
-    bwd = lambda: attention_backward(Q, K, V, dO)  # noqa: E731
-    r1, t_fwd, t_mm = paired_ratio(fwd, matmuls, reps)
-    r2, t_bwd, _ = paired_ratio(bwd, fwd, reps)
+    r1, t_fwd, t_mm = paired(lambda: scaled_dot_product_attention(Q, K, V), matmuls, reps)
+    r2, t_bwd, _ = paired(lambda: attention_backward(Q, K, V, dO), lambda: scaled_dot_product_attention(Q, K, V), reps)
+    with count_matmuls() as log:
+        attention_backward(Q, K, V, dO)
+    flops = attention_matmul_flops(log)
     rows = [
-        ("forward / its two matmuls", r1, "ratio", f"T={T}, d_k=d_v={d}, float32; forward {t_fwd * 1e3:.2f} ms, matmuls {t_mm * 1e3:.2f} ms"),
-        ("backward / forward", r2, "ratio", f"T={T}, d_k=d_v={d}, float32; backward {t_bwd * 1e3:.2f} ms (the section says about 2)"),
+        row("forward / its two matrix products", r1, "", "ratio", f"T={T}, d={d}, float32: forward {t_fwd * 1e3:.2f} ms, products {t_mm * 1e3:.2f} ms"),
+        row("backward / forward, time", r2, "", "ratio", f"T={T}, d={d}, float32; backward {t_bwd * 1e3:.2f} ms"),
+        row("backward / forward, matrix-product FLOPs (counted)", flops["backward"] / flops["forward"], "<= 2", "ratio", "exactly 2 by the count"),
     ]
-    T = 4096
-    Q, K, V, dO = (rng.standard_normal((T, d), dtype=np.float32) for _ in range(4))
-    O, lse = tiled_attention_forward(Q, K, V, block_size=256)
-    dense = peak_bytes(lambda: attention_backward(Q, K, V, dO))
-    tiled = peak_bytes(lambda: tiled_attention_backward(Q, K, V, O, lse, dO, block_size=256))
-    rows += [
-        ("peak memory, dense backward", dense / 2**20, "MiB", f"T={T}, d={d}, float32 (tracemalloc)"),
-        ("peak memory, tiled backward", tiled / 2**20, "MiB", f"T={T}, d={d}, float32, block 256 (tracemalloc)"),
-        ("dense / tiled peak memory", dense / tiled, "ratio", f"T={T}"),
-    ]
+    Ts, dense, tiled = (1024, 2048, 4096), [], []
+    for T in Ts:
+        Q, K, V, dO = (rng.standard_normal((T, d), dtype=np.float32) for _ in range(4))
+        O, lse = tiled_attention_forward(Q, K, V, block_size=256)
+        dense.append(_peak(lambda: attention_backward(Q, K, V, dO)))
+        tiled.append(_peak(lambda: tiled_attention_backward(Q, K, V, O, lse, dO, block_size=256)))
+        rows.append(row(f"peak memory, dense / tiled backward, T={T}", dense[-1] / tiled[-1], "", "ratio",
+                        f"{dense[-1] / 2**20:.0f} MiB / {tiled[-1] / 2**20:.1f} MiB (tracemalloc), d={d}, tiles of 256"))
+    for name, ys, target in (("dense", dense, ">= 1.8"), ("tiled", tiled, "<= 1.2")):
+        b = float(np.polyfit(np.log(Ts), np.log(ys), 1)[0])
+        rows.append(row(f"peak memory growth exponent, {name} backward", b, target, "exponent of T", "T = 1024, 2048, 4096"))
     return rows
 
 
-def sampler_benchmarks(reps):
-    n, d = 4096, 256
-    rows = []
-    for law, rho in (("gaussian", 0.0), ("gaussian", 0.5), ("student_t", 0.5)):
-        draw_buf = np.empty((min(n, 8192), d))
-
-        def sampler():
-            for _ in score_chunks(n, d, rho=rho, entries=law, seed=1):
-                pass
-
-        def draws():
-            rng = np.random.default_rng(1)
-            for _ in range(2):  # queries and key noise: 2 n d numbers
-                if law == "gaussian":
-                    rng.standard_normal(out=draw_buf)
-                else:
-                    rng.standard_t(10.0, size=draw_buf.shape)
-
-        r, t_s, _ = paired_ratio(sampler, draws, reps)
-        rows.append(
-            (f"sampler / its random draws ({law}, rho={rho:g})", r, "ratio", f"n={n} rows, d_k={d}; sampler {t_s * 1e3:.1f} ms")
-        )
-    return rows
+# ------------------------------------------------------------------ parallel and distributed
 
 
-def verify_benchmark():
+def _verify_seconds(args):
     t0 = time.perf_counter()
-    table = verify_claims(REGISTRY)
-    wall = time.perf_counter() - t0
-    return [("python -m stats verify, default sizes", wall, "s", f"{len(table)} checks; budget 60 s on a 2-core machine")]
+    r = subprocess.run([sys.executable, "-m", "stats", "verify", "--no-progress", *args], capture_output=True, text=True, cwd=ROOT)
+    if r.returncode != 0:
+        raise RuntimeError(f"verify {' '.join(args)} failed:\n{r.stdout[-2000:]}\n{r.stderr[-2000:]}")
+    return time.perf_counter() - t0
+
+
+def parallel_benchmarks(out, quick):
+    rows = []
+    tmp = Path(tempfile.mkdtemp(prefix="bench-"))
+    selection = "raw-variance-width" if not quick else "fast-path-chi2"
+    try:
+        ones, twos = [], []
+        for _ in range(1 if quick else 2):  # alternate, so both see the same machine
+            ones.append(_verify_seconds(["--only", selection, "--workers", "1", "--out", str(tmp / "a")]))
+            twos.append(_verify_seconds(["--only", selection, "--workers", "2", "--out", str(tmp / "b")]))
+        r = statistics.median(ones) / statistics.median(twos)
+        rows.append(row("verify speedup, 2 workers / 1 worker", r, ">= 1.8", "times",
+                        f"--only {selection}: {statistics.median(ones):.1f} s vs {statistics.median(twos):.1f} s (both include ~3 s of start-up and planning)"))
+        try:
+            from distributed import LocalCluster
+
+            with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None, silence_logs=40) as c:
+                t_dask = _verify_seconds(["--only", selection, "--scheduler", c.scheduler_address, "--out", str(tmp / "c")])
+                t_pool = _verify_seconds(["--only", selection, "--workers", "2", "--out", str(tmp / "d")])
+                rows.append(row("Dask LocalCluster (2 workers) speed / local pool (2 workers)", t_pool / t_dask, ">= 0.9", "ratio",
+                                f"{t_dask:.1f} s on the cluster, {t_pool:.1f} s on the pool"))
+                rows += _overhead_rows(c.scheduler_address)
+        except ImportError:
+            rows.append(row("Dask LocalCluster / local pool", math.nan, ">= 0.9", "ratio", "dask not installed: `pip install -e '.[dask]'`", meets=False))
+        if not quick:
+            t_full = _verify_seconds(["--workers", "2", "--out", str(tmp / "e")])
+            rows.append(row("python -m stats verify --workers 2, full (absolute, this machine)", t_full, "< 60", "s", "default sample sizes"))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return rows
+
+
+def _overhead_rows(address):
+    """Per-task overhead of each scheduler: many tiny blocks, nothing to compute."""
+    from stats import FORMULAS, Job, ScoreSim, run_simulations
+    from stats.engine import executors
+
+    sim = ScoreSim(1, method="chi2")
+    n = 8192 * 400
+    old = executors.TASK_NUMBERS
+    executors.TASK_NUMBERS = 1  # one block per task
+    try:
+        t0 = time.perf_counter()
+        run_simulations([Job(sim, n)], seed=1, formulas=FORMULAS, workers=1)
+        t_serial = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        run_simulations([Job(sim, n)], seed=1, formulas=FORMULAS, workers=2)
+        t_pool = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        run_simulations([Job(sim, n)], seed=1, formulas=FORMULAS, scheduler=address)
+        t_dask = time.perf_counter() - t0
+    finally:
+        executors.TASK_NUMBERS = old
+    per = lambda t: (t - t_serial / 2) / 400 * 1e3  # noqa: E731 - ms per task beyond the work itself, 2 workers
+    return [
+        row("scheduler overhead per task, local pool", max(per(t_pool), 0.0), "", "ms", "400 one-block tasks of trivial work"),
+        row("scheduler overhead per task, Dask LocalCluster", max(per(t_dask), 0.0), "", "ms", "400 one-block tasks of trivial work"),
+        row("cost of one block of 8192 rows, chi2 sampler (reference)", t_serial / 400 * 1e3, "", "ms", "in this process"),
+    ]
+
+
+def per_row_costs(reps):
+    """Seconds per row of the samplers at d_k = 65536 (for the README's scaling on paper)."""
+    from stats import ScoreSim, entry_law, run_simulation
+
+    rows = []
+    d = 65536
+    for law, method, n in (("gaussian", "direct", 64), ("gaussian", "chi2", 1 << 20), ("rademacher", "bitpacked", 4096)):
+        sim = ScoreSim(d, entries=entry_law(law), method=method)
+        run_simulation(sim, n, seed=0)
+        t0 = time.perf_counter()
+        run_simulation(sim, n, seed=1)
+        rows.append(row(f"cost per score, d_k={d}, {law} {method} (absolute, one core)", (time.perf_counter() - t0) / n * 1e6, "", "us",
+                        "for the scaling estimate in the README"))
+    return rows
+
+
+# ------------------------------------------------------------------ the report build
+
+
+def report_benchmarks():
+    rows = []
+    tmp = Path(tempfile.mkdtemp(prefix="bench-report-"))
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS")}
+
+    def make(*args):
+        t0 = time.perf_counter()
+        r = subprocess.run(["make", "--no-print-directory", *args, f"OUT={tmp}"], cwd=ROOT, capture_output=True, text=True, env=env)
+        if r.returncode != 0:
+            raise RuntimeError(f"make {' '.join(args)} failed:\n{r.stdout[-2000:]}\n{r.stderr[-2000:]}")
+        return time.perf_counter() - t0
+
+    try:
+        rows.append(row("make reports, cold, book quality (absolute, this machine)", make("reports"), "< 180", "s", "every study, verify with mutants, the page"))
+        rows.append(row("make reports, warm, nothing to do (absolute)", make("reports"), "< 2", "s", ""))
+        style = ROOT / "analyses" / "_style.py"
+        st = style.stat()
+        os.utime(style)  # a restyle: the style module is newer than every render
+        try:
+            rows.append(row("make reports after touching the style module (absolute)", make("reports"), "< 30", "s", "re-renders, never re-simulates"))
+        finally:
+            os.utime(style, ns=(st.st_atime_ns, st.st_mtime_ns))
+        rows.append(row("make reports QUICK=1, cold draft (absolute)", make("reports", "QUICK=1", f"OUT={tmp}/quick"), "< 60", "s", ""))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return rows
+
+
+def _blas():
+    try:
+        from threadpoolctl import threadpool_info
+
+        info = [f"{i.get('internal_api')} {i.get('version')}" for i in threadpool_info() if i.get("user_api") == "blas"]
+        return "; ".join(info) or "unknown"
+    except Exception:  # noqa: BLE001
+        return "unknown"
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog="python -m benchmarks")
-    p.add_argument("--out", default="reports")
-    p.add_argument("--reps", type=int, default=15)
+    from stats.__main__ import writable_dir
+
+    p = argparse.ArgumentParser(prog="python -m benchmarks", description="Measure the suite's speed as ratios, side by side.")
+    p.add_argument("--out", default="reports", help="output folder for bench.csv (default: reports)")
+    p.add_argument("--reps", type=int, default=15, help="timed pairs per ratio (default 15; at least 3)")
+    p.add_argument("--quick", action="store_true", help="fewer repetitions, no full verify and no report build")
+    p.add_argument("--skip-reports", action="store_true", help="do not time the report build (about 5 minutes)")
     args = p.parse_args(argv)
-    machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, numpy {np.__version__}"
-    rows = attention_benchmarks(args.reps) + sampler_benchmarks(args.reps) + verify_benchmark()
-    frame = pd.DataFrame(rows, columns=["benchmark", "value", "unit", "detail"])
-    frame["machine"] = machine
-    path = Path(args.out) / "bench" / "bench.csv"
-    write_csv(frame, path)
-    with pd.option_context("display.max_colwidth", 90, "display.width", 200):
-        print(frame[["benchmark", "value", "unit", "detail"]].to_string(index=False, float_format=lambda v: f"{v:.3g}"))
-    print(f"\nmachine: {machine}\nwrote {path}")
+    if args.reps < 3:
+        p.error("--reps must be at least 3 (a median of fewer pairs is noise)")
+    out = writable_dir(args.out, p)
+    reps = 5 if args.quick else args.reps
+    rows = sampler_benchmarks(reps) + attention_benchmarks(reps) + per_row_costs(reps)
+    rows += parallel_benchmarks(out, args.quick)
+    if not (args.quick or args.skip_reports):
+        rows += report_benchmarks()
+    frame = pd.DataFrame(rows, columns=["benchmark", "value", "target", "meets", "unit", "detail"])
+    frame["cores"] = os.cpu_count()
+    frame["numpy"] = np.__version__
+    frame["blas"] = _blas()
+    frame["machine"] = f"{platform.machine()}, Python {platform.python_version()}"
+    from stats._io import write_csv
+
+    write_csv(frame, out / "bench.csv")
+    with pd.option_context("display.max_colwidth", 70, "display.width", 220):
+        print(frame[["benchmark", "value", "target", "meets", "unit"]].to_string(index=False, float_format=lambda v: f"{v:.3g}"))
+    print(f"\n{os.cpu_count()} cores, numpy {np.__version__}, BLAS {_blas()}; wrote {out / 'bench.csv'}")
+    missed = frame[(frame["target"] != "") & (frame["meets"] == False)]  # noqa: E712
+    if len(missed):
+        print(f"{len(missed)} targets missed: " + "; ".join(missed["benchmark"]))
     return 0
 
 

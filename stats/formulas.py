@@ -16,6 +16,7 @@ from typing import Callable
 
 from .exact.attention import attention_backward, softmax_jacobian, softmax_vjp
 from .exact.formats import exp_overflow_threshold
+from .models.asymptotics import saturation_asymptotics
 from .models.distributions import score_distribution
 from .models.dropout import dropout_weights
 from .models.fixes import cosine_mean, cosine_moments, t5_step_ratio
@@ -57,6 +58,7 @@ class Formulas:
     saturation_sampler: Callable = exact_saturation_scores
     saturation_exact: Callable = saturation_exact
     saturation_given_scale: Callable = saturation_given_scale
+    saturation_asymptotics: Callable = saturation_asymptotics
     small_score_trace: Callable = small_score_trace_coefficient
     t5_step_ratio: Callable = t5_step_ratio
     dropout: Callable = dropout_weights

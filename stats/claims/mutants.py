@@ -155,6 +155,21 @@ def _cutoff_log2(max_value):
     return math.log2(max_value)
 
 
+def _asymptotics_without_ln2(n_keys=32):
+    from ..models.asymptotics import saturation_asymptotics
+
+    k = saturation_asymptotics(n_keys)
+    return dict(k, C_max=k["gap_density_at_zero"])
+
+
+def _asymptotics_pairs_unordered(n_keys=32):
+    """The gap density at zero counted over unordered pairs, T(T-1)/2 instead of T(T-1)."""
+    from ..models.asymptotics import saturation_asymptotics
+
+    k = saturation_asymptotics(n_keys)
+    return dict(k, C_max=k["C_max"] / 2, C_trace=k["C_trace"] / 2)
+
+
 def _saturation_exact_fewer_keys(d_k, n_keys=32, *, scaling="sqrt", refine=1):
     return saturation_exact(d_k, n_keys - 1, scaling=scaling, refine=refine)
 
@@ -195,6 +210,8 @@ _IMPLEMENTATION_MUTANTS = (
     ("dropout-no-rescale", "dropout that zeroes weights but does not rescale by 1/(1 - p)", dict(dropout=_dropout_no_rescale)),
     ("backward-three-products", "the backward pass's FLOPs counted as three products' worth", dict(attention_flops=_flops_three)),
     ("overflow-cutoff-log2", "the overflow cutoff log2(max) instead of ln(max)", dict(overflow_cutoff=_cutoff_log2)),
+    ("asymptotic-constant-without-ln2", "the unscaled law's constant f_G(0) instead of f_G(0) ln 2", dict(saturation_asymptotics=_asymptotics_without_ln2)),
+    ("asymptotic-gap-density-unordered", "the gap density at zero over unordered pairs, T(T-1)/2", dict(saturation_asymptotics=_asymptotics_pairs_unordered)),
 )
 
 MUTANTS = (

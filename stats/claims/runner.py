@@ -314,7 +314,21 @@ def plan(claims=None, *, select=None, seed=DEFAULT_SEED, n_factor=1.0, alpha=FAM
         (cl, ch) for cl, ch in everything
         if not reasons[id(ch)] and (cl.id in chosen_ids or any(ms.sim.key in needed for ms in ch.measures))
     ]
+    import threading
+
+    warm = None
+    if workers > 1:
+        # The pilots run in worker processes; meanwhile this process computes the exact values
+        # the design and evaluation will ask for (cached).  Safe: the pool forks from a server.
+        from ..engine.executors import start_pool_server
+
+        start_pool_server()
+        chosen_checks = [ch for cl, ch in relevant if cl.id in chosen_ids]
+        warm = threading.Thread(target=_warm_values, args=(chosen_checks, FORMULAS), daemon=True)
+        warm.start()
     _run_pilots([ms.sim for _, ch in relevant if ch.sd == "pilot" for ms in ch.measures], seed, pilots, workers, n_factor)
+    if warm is not None:
+        warm.join()
     designs = {}
     sizes, keeps, sims = {}, {}, {}
     for cl, ch in relevant:
@@ -348,15 +362,50 @@ def plan(claims=None, *, select=None, seed=DEFAULT_SEED, n_factor=1.0, alpha=FAM
 # ------------------------------------------------------------------------ simulation
 
 
+def _warm_values(checks, formulas):
+    """Evaluate the deterministic expected values (exact integrals, asymptotic constants) once,
+    so that their caches are warm when the design and :func:`evaluate` ask; errors are left
+    for evaluate to report."""
+    for ch in checks:
+        if ch.expected is None or not (ch.test == "exact" or {"saturation_exact", "saturation_asymptotics"} & set(ch.uses)):
+            continue
+        try:
+            ch.expected(formulas)
+        except Exception:  # noqa: BLE001 - evaluate() recomputes and reports it
+            pass
+
+
+def _warm_exact_values(the_plan, formulas):
+    _warm_values([p.check for p in the_plan.checks if not p.untestable], formulas)
+
+
 def simulate(the_plan, *, seed=DEFAULT_SEED, formulas=FORMULAS, workers=1, scheduler=None, progress=False, only=None):
     """Draw every simulation the plan needs: ``{key: SimResult or SimFailure}``.
 
     ``only`` restricts to a set of simulation keys (mutants re-run the ones they touch).
+    While worker processes simulate, this process, otherwise idle, computes the exact
+    values that :func:`evaluate` will need (they are cached).
     """
+    import threading
+
     jobs = [j for k, j in the_plan.jobs.items() if only is None or k in only]
-    return run_simulations(
-        jobs, seed=seed, formulas=formulas, workers=workers, scheduler=scheduler, progress=progress, record_errors=True
-    )
+    warm = []
+
+    def start_warming():
+        # Called by the executor once its workers exist (never before a fork).
+        t = threading.Thread(target=_warm_exact_values, args=(the_plan, formulas), daemon=True)
+        t.start()
+        warm.append(t)
+
+    parallel = (workers > 1 or scheduler is not None) and only is None
+    try:
+        return run_simulations(
+            jobs, seed=seed, formulas=formulas, workers=workers, scheduler=scheduler, progress=progress, record_errors=True,
+            after_submit=start_warming if parallel else None,
+        )
+    finally:
+        for t in warm:
+            t.join()
 
 
 # ------------------------------------------------------------------------ evaluation
@@ -581,12 +630,26 @@ def verify_claims(claims=None, *, select=None, seed=DEFAULT_SEED, n_factor=1.0, 
     return evaluate(the_plan, results, formulas=formulas)
 
 
+def _failing(table, per_test):
+    """Rows that fail on a partial evaluation: errors, stale errata, refuted identities and exact
+    checks, and statistical checks whose own p-value is below the full family's Bonferroni
+    level (stricter than Holm on the subset, so a partial run never catches more easily)."""
+    from .schema import STATISTICAL_TESTS
+
+    statistical = table["test"].isin(STATISTICAL_TESTS)
+    hard = table["verdict"].isin(["ERROR", "erratum stale"])
+    refuted_det = ~statistical & table["verdict"].isin(["REJECTED"])
+    refuted_stat = statistical & (table["p_value"] < per_test) & ~table["verdict"].isin(["erratum confirmed", "untestable"])
+    return table[hard | refuted_det | refuted_stat]
+
+
 def evaluate_mutants(the_plan, results, mutants, *, seed=DEFAULT_SEED, workers=1, scheduler=None, progress=False):
     """Run each mutant on the same draws; one row per mutant (caught when a check fails).
 
-    A mutant re-runs only the simulations that call a field it replaces (same streams,
-    so the same random numbers) and re-evaluates only the checks it can affect; every
-    other check keeps its cached result.
+    A mutant re-runs only the simulations that call a field it replaces (same streams, so
+    the same random numbers), cheapest first in three tiers, and stops at the first tier
+    after which some check fails: ``checks_failing`` counts the failures seen by then.
+    Checks it cannot affect keep their cached results.
     """
     from ..formulas import changed_fields
 
@@ -595,13 +658,23 @@ def evaluate_mutants(the_plan, results, mutants, *, seed=DEFAULT_SEED, workers=1
     rows = []
     for m in mutants:
         changed = changed_fields(m.formulas)
-        touched = {k for k, job in the_plan.jobs.items() if set(getattr(job.sim, "uses", ())) & changed}
-        mutated = dict(results)
-        if touched:
-            mutated.update(simulate(the_plan, seed=seed, formulas=m.formulas, workers=workers, scheduler=scheduler,
-                                    progress=progress, only=touched))
-        table = evaluate(the_plan, mutated, formulas=m.formulas, cache=cache)
-        bad = table[~table["verdict"].isin(OK_VERDICTS)]
+        touched = sorted(
+            (k for k, job in the_plan.jobs.items() if set(getattr(job.sim, "uses", ())) & changed),
+            key=lambda k: the_plan.jobs[k].n * float(the_plan.jobs[k].sim.cost),
+        )
+        tiers = [t for t in (touched[: max(1, len(touched) // 3)], touched[max(1, len(touched) // 3):]) if t] or [[]]
+        mutated, done, bad, table = dict(results), set(), None, None
+        for tier in tiers:
+            if tier:
+                mutated.update(simulate(the_plan, seed=seed, formulas=m.formulas, workers=workers, scheduler=scheduler,
+                                        progress=progress, only=set(tier)))
+                done |= set(tier)
+            ready = [p for p in the_plan.checks if all(ms.sim.key not in touched or ms.sim.key in done for ms in p.check.measures)]
+            part = Plan(ready, the_plan.jobs, the_plan.per_test, the_plan.family_size, the_plan.n_factor, the_plan.selection)
+            table = evaluate(part, mutated, formulas=m.formulas, cache=cache)
+            bad = _failing(table, the_plan.per_test)
+            if len(bad):
+                break
         rows.append(
             dict(
                 mutant=m.name,
@@ -609,7 +682,8 @@ def evaluate_mutants(the_plan, results, mutants, *, seed=DEFAULT_SEED, workers=1
                 claim=";".join(sorted(set(bad["claim"]))),
                 checks_failing=int(len(bad)),
                 verdicts=";".join(sorted(set(bad["verdict"]))),
-                min_p_holm=float(table["p_holm"].min()) if table["p_holm"].notna().any() else math.nan,
+                min_p_value=float(table["p_value"].min()) if table["p_value"].notna().any() else math.nan,
+                simulations_rerun=len(done),
                 caught=bool(len(bad)),
             )
         )

@@ -26,7 +26,7 @@ from .simulation import SimResult, block_count, block_rows_of
 from .streams import simulation_seed
 from .summaries import merge_row_summaries, summarize_rows
 
-__all__ = ["Job", "SimFailure", "TASK_NUMBERS", "default_workers", "run_simulation", "run_simulations"]
+__all__ = ["Job", "SimFailure", "TASK_NUMBERS", "default_workers", "run_simulation", "run_simulations", "start_pool_server"]
 
 TASK_NUMBERS = 1 << 24  # random numbers per task: about 0.1-0.4 s of work
 DEFAULT_CHUNK_SIZE = 1 << 20  # random numbers held at once inside a block (8 MiB of float64)
@@ -66,12 +66,18 @@ def default_workers():
         return os.cpu_count() or 1
 
 
+_CONTROLLER = []
+
+
 def _thread_limit():
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - threadpoolctl is a dependency
-        return contextlib.nullcontext()
-    return threadpool_limits(limits=1)
+    """BLAS limited to one thread (a controller cached per process: building one scans /proc, ~5 ms)."""
+    if not _CONTROLLER:
+        try:
+            from threadpoolctl import ThreadpoolController
+        except ImportError:  # pragma: no cover - threadpoolctl is a dependency
+            return contextlib.nullcontext()
+        _CONTROLLER.append(ThreadpoolController())
+    return _CONTROLLER[0].limit(limits=1)
 
 
 def _run_task(task):
@@ -128,15 +134,33 @@ def _progress(total, progress, desc):
 
 
 def _pool_context():
+    """``forkserver`` where available: workers fork from a clean single-threaded server that
+    has imported the suite once, so threads in this process can never leave a forked worker
+    holding a lock (the classic fork-with-threads deadlock); ``spawn`` elsewhere."""
     methods = multiprocessing.get_all_start_methods()
-    return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+    if "forkserver" in methods:
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload(["stats"])
+        return ctx
+    return multiprocessing.get_context("spawn")
 
 
-def _execute_local(tasks, workers, bar):
+def start_pool_server():
+    """Start the fork server now, before this process starts any thread (a no-op elsewhere)."""
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        from multiprocessing import forkserver
+
+        _pool_context()
+        forkserver.ensure_running()
+
+
+def _execute_local(tasks, workers, bar, after_submit=None):
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
     results = {}
     if workers <= 1 or len(tasks) <= 1:
+        if after_submit is not None:
+            after_submit()
         for t in tasks:
             results[(t[0], t[1])] = _run_task(t[3])
             bar.update(t[2])
@@ -146,6 +170,11 @@ def _execute_local(tasks, workers, bar):
         try:
             for t in sorted(tasks, key=lambda t: -t[2]):  # largest first: the pool drains evenly
                 futures[pool.submit(_run_task, t[3])] = t
+            # With "fork", every worker exists once the first task is submitted: only now is
+            # it safe for the caller to start threads in this process (a fork copies no thread
+            # but every lock one holds).
+            if after_submit is not None:
+                after_submit()
             for f in as_completed(futures):
                 t = futures[f]
                 results[(t[0], t[1])] = f.result()
@@ -158,6 +187,7 @@ def _execute_local(tasks, workers, bar):
 
 
 def _execute_dask(tasks, scheduler, bar):
+    """The same tasks on a dask.distributed cluster: ``scheduler`` is an address or a Client."""
     try:
         from distributed import Client, as_completed
     except ImportError as exc:  # pragma: no cover - depends on the extra
@@ -165,13 +195,13 @@ def _execute_dask(tasks, scheduler, bar):
     ordered = sorted(tasks, key=lambda t: -t[2])
     results = {}
     owns = isinstance(scheduler, str)
-    client = Client(scheduler, set_as_default=False) if owns else scheduler
+    client = Client(scheduler) if owns else scheduler
     try:
         futures = client.map(_run_task, [t[3] for t in ordered], pure=False)
         index = {f.key: t for f, t in zip(futures, ordered)}
-        for f in as_completed(futures):
-            t = index[f.key]
-            results[(t[0], t[1])] = f.result()
+        for future, value in as_completed(futures, with_results=True):
+            t = index[future.key]
+            results[(t[0], t[1])] = value
             bar.update(t[2])
     finally:
         if owns:
@@ -190,6 +220,7 @@ def run_simulations(
     chunk_size=DEFAULT_CHUNK_SIZE,
     desc="simulating",
     record_errors=False,
+    after_submit=None,
 ):
     """Run every :class:`Job`; returns ``{job.key: SimResult}``.
 
@@ -197,7 +228,8 @@ def run_simulations(
     ``scheduler`` (an address such as ``"tcp://10.0.0.5:8786"``, or a
     ``distributed.Client``) when given.  The result does not depend on either.  A
     simulation that raises re-raises here, or with ``record_errors=True`` comes back as
-    a :class:`SimFailure`.
+    a :class:`SimFailure`.  ``after_submit`` is called once every task has been handed out
+    (workers running), for work this process can do meanwhile.
     """
     jobs = list(jobs)
     keys = [job.key for job in jobs]
@@ -207,9 +239,11 @@ def run_simulations(
     total = sum(t[2] for t in tasks)
     with _progress(total, progress, desc) as bar:
         if scheduler is not None:
+            if after_submit is not None:
+                after_submit()  # the cluster's workers are other processes: no fork here
             results = _execute_dask(tasks, scheduler, bar)
         else:
-            results = _execute_local(tasks, workers, bar)
+            results = _execute_local(tasks, workers, bar, after_submit)
     out = {}
     for j, job in enumerate(jobs):
         parts = [results[k][0] for k in sorted(results) if k[0] == j]

@@ -22,6 +22,11 @@ Methods (``method=``), each exact for the laws it accepts:
 ``"bitpacked"`` (Rademacher entries)
     signs packed 64 to a word: :math:`x\cdot z = d_k - 2\,\mathrm{popcount}(x \oplus z)`
     and :math:`\lVert x\rVert^2 = d_k`; one 64-bit random word carries 64 entries.
+``"mixture"`` (Student-t entries)
+    a unit-variance t variate is :math:`x = Z\sqrt{(\nu - 2)/V}`, :math:`V \sim \chi^2_\nu`,
+    a scale mixture of normals; given q and the keys' scales :math:`w_m`, the noise term
+    :math:`\sum_m x_m w_m Z'_m` is exactly :math:`N(0, \sum_m x_m^2 w_m^2)`.  The keys then
+    cost one gamma variate per entry instead of a t variate, plus one normal per row.
 ``"float32"`` (Gaussian or uniform entries)
     entries drawn and multiplied in float32.  The dot product of length d carries a
     relative error of at most :math:`\gamma_d = d u/(1 - d u)`, :math:`u = 2^{-24}`, of
@@ -56,11 +61,12 @@ __all__ = [
     "sample_scores",
     "score_chunks",
     "score_summary",
+    "square_mean_variance",
 ]
 
 DEFAULT_CHUNK_SIZE = 1 << 20  # random numbers held at once (8 MiB of float64)
-SCORE_METHODS = ("direct", "chi2", "bitpacked", "float32")
-_METHOD_LAWS = {"chi2": ("gaussian",), "bitpacked": ("rademacher",), "float32": ("gaussian", "uniform")}
+SCORE_METHODS = ("direct", "chi2", "bitpacked", "mixture", "float32")
+_METHOD_LAWS = {"chi2": ("gaussian",), "bitpacked": ("rademacher",), "mixture": ("student_t",), "float32": ("gaussian", "uniform")}
 
 
 def draw_entries(rng, law, shape, out=None):
@@ -100,7 +106,14 @@ def check_method(method, law):
 
 @dataclass(frozen=True)
 class ScoreSim(Simulation):
-    """Raw scores ``q.k`` of independent rows (statistic ``"score"``)."""
+    r"""Raw scores ``q.k`` of independent rows.
+
+    Statistic ``"score"``: one score a row (the first key's).  With ``n_keys = K > 1`` also
+    ``"square_mean"``, :math:`r = \frac1K\sum_j s_j^2` over the row's K keys, which share
+    its query: for :math:`\rho = 0` its mean is :math:`E[s^2] = \operatorname{Var}(s)`
+    exactly, the rows stay independent, and a row costs :math:`(1 + K)d_k` numbers for K
+    scores instead of :math:`2Kd_k` (see :func:`square_mean_variance`).
+    """
 
     d_k: int
     rho: float = 0.0
@@ -110,7 +123,9 @@ class ScoreSim(Simulation):
     method: str = "direct"
     n_keys: int = 1
 
-    statistics: ClassVar[tuple[str, ...]] = ("score",)
+    @property
+    def statistics(self):
+        return ("score",) if self.n_keys == 1 else ("score", "square_mean")
 
     def __post_init__(self):
         # Normalised field values: the stream key must not depend on how a number was written (0 vs 0.0).
@@ -142,6 +157,8 @@ class ScoreSim(Simulation):
             return 1 + keys
         if self.method == "bitpacked":
             return (1 + keys) * math.ceil(self.d_k / 64)
+        if self.method == "mixture":
+            return (1 + keys) * self.d_k + keys
         return (1 + (keys if self.rho != 1.0 else 0)) * self.d_k
 
     def block_chunks(self, sim_seed, block, rows, chunk_size=DEFAULT_CHUNK_SIZE):
@@ -149,9 +166,10 @@ class ScoreSim(Simulation):
         return _score_block_chunks(self, sim_seed, block, rows, chunk_size)
 
     def run_block(self, sim_seed, block, rows, formulas, chunk_size):
-        if self.n_keys != 1:
-            raise ValueError("a score simulation yields one score per row: n_keys must be 1 (use score_chunks for batches of keys)")
-        return {"score": np.concatenate(list(self.block_chunks(sim_seed, block, rows, chunk_size)))[:, 0]}
+        s = np.concatenate(list(self.block_chunks(sim_seed, block, rows, chunk_size)))
+        if self.n_keys == 1:
+            return {"score": s[:, 0]}
+        return {"score": s[:, 0], "square_mean": np.mean(s * s, axis=1)}
 
 
 def _rows_per_chunk(per_row, chunk_size):
@@ -197,6 +215,26 @@ def _score_block_chunks(sim, sim_seed, block, rows, chunk_size):
                 dot = d_k - 2 * np.bitwise_count(diff).sum(axis=-1, dtype=np.int64)
                 score += s * dot
             score *= c
+            yield score
+        return
+    if method == "mixture":
+        # Student-t keys as normal scale mixtures: x.z | x, scales ~ N(0, sum x_m^2 w_m^2).
+        nu = sim.entries.df
+        rows_per_chunk = _rows_per_chunk(d_k * keys, chunk_size)
+        done = 0
+        while done < rows:
+            r = min(rows_per_chunk, rows - done)
+            x = draw_entries(q_rng, sim.entries, (r, d_k))
+            score = np.zeros((r, keys))
+            if rho != 0.0:
+                score += rho * np.vecdot(x, x)[:, None]
+            if s > 0:
+                v = z_rng.standard_gamma(nu / 2.0, size=(r, keys, d_k))  # chi2_nu / 2
+                np.divide((nu - 2.0) / 2.0, v, out=v)  # w^2 = (nu - 2)/chi2_nu
+                var = np.vecdot(v, (x * x)[:, None, :])
+                score += s * np.sqrt(var) * z_rng.standard_normal((r, keys))
+            score *= c
+            done += r
             yield score
         return
     dtype = np.float32 if method == "float32" else np.float64
@@ -274,6 +312,23 @@ class CosineSim(Simulation):
                 k += s * draw_entries(z_rng, self.entries, (r, d))
             out[start : start + r] = np.vecdot(x, k) / np.sqrt(np.vecdot(x, x) * np.vecdot(k, k))
         return {"cosine": out}
+
+
+def square_mean_variance(d_k, n_keys, *, sigma_q=1.0, sigma_k=1.0, entries="gaussian"):
+    r"""Variance of :math:`r = \frac1K\sum_j s_j^2` for raw scores of K keys sharing a query, rho = 0.
+
+    :math:`\operatorname{Var}(r) = \operatorname{Var}(s^2)/K + (1 - 1/K)\operatorname{Cov}(s_1^2, s_2^2)`
+    with :math:`\operatorname{Var}(s^2) = \kappa_4 + 2\kappa_2^2` (s has mean 0) and
+    :math:`\operatorname{Cov}(s_1^2, s_2^2) = \operatorname{Var}(E[s^2 | q]) = \sigma_q^4\sigma_k^4 d_k(\mu_4 - 1)`:
+    keys sharing a query are nearly independent once :math:`d_k` is large.
+    """
+    from .laws import law_moment
+    from .scores import score_cumulants
+
+    k = score_cumulants(d_k, 0.0, sigma_q=sigma_q, sigma_k=sigma_k, entries=entries, scale="none")
+    var_sq = k[3] + 2 * k[1] ** 2
+    cov = sigma_q**4 * sigma_k**4 * d_k * (law_moment(entries, 4) - 1.0)
+    return float(var_sq / n_keys + (1.0 - 1.0 / n_keys) * cov)
 
 
 # --------------------------------------------------------------------- public samplers

@@ -141,7 +141,7 @@ def claims():
             tuple(
                 interval(f"{sc}: {rate_words[sc]}", Stated.between(f"slope in [{lo:g}, {hi:g}]", lo, hi),
                          inputs=(Measure(heads[256, sc], "dwq_norm"), Measure(heads[1024, sc], "dwq_norm")),
-                         derive=_slope, target=0.075, relative=False)
+                         derive=_slope, target=0.1, relative=False)
                 for sc, (lo, hi) in head_rate.items()
             ),
         ),
