@@ -98,11 +98,22 @@ $(OUT)/.built: $(OUT)/index.html $(OUT)/figures.pdf $(OUT)/numbers.tex
 NPROC := $(shell nproc 2>/dev/null || echo 1)
 # Two steps at a time share the cores: each gets half of them unless WORKERS is given.
 STEP_WORKERS := $(if $(WORKERS),$(WORKERS),$(shell echo $$(( $(NPROC) / 2 > 0 ? $(NPROC) / 2 : 1 ))))
+# A study whose tables no longer match their checksums (truncated, edited) loses its
+# manifest here, before make decides what is up to date, so it is simulated again.
+CHECK_DATA = for d in $(OUT)/data/*/; do \
+	  [ -f "$$d/SHA256SUMS" ] || continue; \
+	  (cd "$$d" && sha256sum --quiet --status -c SHA256SUMS) || { \
+	    s=$$(basename "$$d"); echo "reports: $$s's data does not match its checksums; regenerating it"; \
+	    rm -f "$$d/manifest.json" "$(OUT)/figures/$$s.rendered" "$(OUT)/figures/$$s.stamp"; }; \
+	done
 ifeq ($(filter -j%,$(MAKEFLAGS))$(findstring j,$(firstword $(MAKEFLAGS))),)
 reports: $(STAMP)
+	@$(CHECK_DATA)
 	@$(MAKE) --no-print-directory -j$(NPROC) --output-sync=target WORKERS=$(STEP_WORKERS) build-reports
 else
-reports: build-reports
+reports: $(STAMP)
+	@$(CHECK_DATA)
+	@$(MAKE) --no-print-directory build-reports
 endif
 
 # Says whether anything was rebuilt; fails (after building the page) when a claim failed.
@@ -127,7 +138,9 @@ mutants: $(STAMP)
 	$(BIN)/python -m stats verify --mutants --out $(OUT) --seed $(SEED) $(WORKERFLAG)
 
 calibrate: $(STAMP)
-	$(BIN)/python -m stats calibrate --out $(OUT) $(WORKERFLAG)
+	@$(BIN)/python -m stats calibrate --out $(OUT) $(WORKERFLAG); status=$$?; \
+	if [ -f $(OUT)/calibration-pvalues.csv ]; then $(BIN)/python -m analyses.calibration --out $(OUT) || exit $$?; fi; \
+	echo "make calibrate: the next 'make reports' shows it on the page"; exit $$status
 
 test: $(STAMP)
 	$(BIN)/python -m pytest

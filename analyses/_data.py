@@ -5,6 +5,8 @@ Each study writes its tables under ``out/data/<study>/`` and then, last, a manif
 SHA-256.  The manifest is the study's make target: a run killed before it is written
 leaves no manifest, so make runs the study again; a table changed or truncated after it
 is written fails :func:`read_table`'s check, and the figure is never drawn from it.
+Beside the manifest, ``SHA256SUMS`` (``sha256sum -c`` format) lets ``make reports`` find
+a corrupted table before deciding what is up to date, and regenerate the study.
 """
 
 from __future__ import annotations
@@ -50,6 +52,8 @@ class StudyWriter:
 
     def close(self, **extra):
         manifest = dict(self.meta, tables=self.entries, seconds=round(time.perf_counter() - self.t0, 2), **extra)
+        sums = "".join(f"{e['sha256']}  {name}.csv\n" for name, e in sorted(self.entries.items()))
+        write_text(sums, self.dir / "SHA256SUMS")
         write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", self.dir / "manifest.json")
         return manifest
 

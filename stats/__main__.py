@@ -104,6 +104,11 @@ def _cmd_verify(args, parser):
         checks=len(table),
         verdicts=table["verdict"].value_counts().to_dict(),
         seconds=dict(plan=round(t_plan - start, 2), simulate=round(t_sim - t_plan, 2), evaluate=round(t_eval - t_sim, 2)),
+        # Per simulation: rows drawn and CPU seconds summed over its blocks (wherever they ran).
+        simulations={
+            key: dict(rows=job.n, cpu_seconds=round(getattr(results.get(key), "seconds", float("nan")), 3))
+            for key, job in sorted(the_plan.jobs.items())
+        },
     )
     print(
         f"\n{tested} checks ({stat} statistical, family of {the_plan.family_size} Holm-corrected to false-fail "
@@ -125,6 +130,42 @@ def _cmd_verify(args, parser):
         record["mutants"] = dict(caught=int(mutants["caught"].sum()), total=len(mutants), seconds=round(time.perf_counter() - t0, 2))
         ok = ok and survivors == 0
     write_text(provenance_json(provenance(**record)), out / f"{name}.run.json")
+    return 0 if ok else 1
+
+
+def _cmd_calibrate(args, parser):
+    from ._io import write_csv, write_text
+    from .claims.calibration import CALIBRATION_ALPHA, CALIBRATION_LEVEL, calibrate, calibration_passed
+    from .claims.report import provenance, provenance_json
+
+    out = writable_dir(args.out, parser)
+    t0 = time.perf_counter()
+    checks, mutants, pvalues = calibrate(
+        seeds=args.seeds, n_factor=args.n_factor, seed=args.seed, workers=args.workers, scheduler=args.scheduler,
+        progress=not args.no_progress,
+    )
+    seconds = time.perf_counter() - t0
+    write_csv(pvalues, out / "calibration-pvalues.csv")
+    write_csv(mutants, out / "calibration-mutants.csv")
+    write_csv(checks, out / "calibration.csv")
+    ok = calibration_passed(checks, mutants)
+    counts = checks["verdict"].value_counts().to_dict()
+    write_text(provenance_json(provenance(
+        command="calibrate", seed=args.seed, seeds=args.seeds, n_factor=args.n_factor, workers=args.workers,
+        level=CALIBRATION_LEVEL, family_alpha=CALIBRATION_ALPHA, verdicts=counts,
+        mutants_meeting_power=int(mutants["meets"].sum()), mutants=len(mutants), seconds=round(seconds, 1),
+    )), out / "calibration.run.json")
+    bad = checks[checks["verdict"] == "MISCALIBRATED"]
+    for _, r in bad.iterrows():
+        print(f"  MISCALIBRATED {r['claim']} [{r['check']}]: rate {r['rejection_rate']:.3f} at {CALIBRATION_LEVEL}, KS p {r['ks_p']:.2g}")
+    for _, r in mutants[~mutants["meets"]].iterrows():
+        print(f"  UNDERPOWERED  {r['mutant']}: caught in {r['catch_rate']:.2f} of seeds, declared {r['declared_power']:.2f}")
+    print(
+        f"{len(checks)} null checks over {args.seeds} seeds at n-factor {args.n_factor:g}: "
+        + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
+        + f"; {int(mutants['meets'].sum())}/{len(mutants)} mutants caught at least as often as declared; "
+        f"{seconds:.0f} s; wrote {out / 'calibration.csv'}"
+    )
     return 0 if ok else 1
 
 
@@ -155,8 +196,20 @@ def build_parser():
     v.add_argument("--scheduler", metavar="ADDRESS", help="run the blocks on the Dask cluster at ADDRESS (needs the dask extra)")
     v.add_argument("--full", action="store_true", help="print every check, not one line per claim")
     v.add_argument("--no-progress", action="store_true", help="no progress bar")
+    c = sub.add_parser("calibrate", help="re-run every claim over many seeds; check the tests' own error rates")
+    c.add_argument("--seeds", type=_count, default=200, help="independent root seeds (default 200, at least 2)")
+    c.add_argument(
+        "--n-factor", type=_positive_float, default=0.02,
+        help="sample sizes as a share of the design (default 0.02: minutes on all cores)",
+    )
+    c.add_argument("--seed", type=_seed, default=DEFAULT_SEED, help="root of the spawned seeds and of the pilot runs")
+    c.add_argument("--out", default="reports", help="output folder (default: reports)")
+    c.add_argument("--workers", type=_count, default=default_workers(), help="processes on this machine (default: all cores)")
+    c.add_argument("--scheduler", metavar="ADDRESS", help="run the blocks on the Dask cluster at ADDRESS")
+    c.add_argument("--no-progress", action="store_true", help="no progress bar")
     sub.add_parser("list", help="list the claims with their sections")
     parser.verify = v
+    parser.calibrate = c
     return parser
 
 
@@ -166,6 +219,10 @@ def main(argv=None):
     try:
         if args.command == "list":
             return _cmd_list(args)
+        if args.command == "calibrate":
+            if args.seeds < 2:
+                parser.calibrate.error(f"--seeds must be at least 2; got {args.seeds}")
+            return _cmd_calibrate(args, parser.calibrate)
         return _cmd_verify(args, parser.verify)
     except KeyboardInterrupt:
         sys.stderr.write("python -m stats: interrupted\n")

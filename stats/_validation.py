@@ -7,7 +7,12 @@ import numbers
 import numpy as np
 
 __all__ = [
+    "MAX_D_K",
+    "MAX_KEYS",
+    "MAX_ROWS",
     "as_real_array",
+    "check_generator",
+    "check_seed_sequence",
     "check_alpha",
     "check_d_k",
     "check_finite",
@@ -15,6 +20,24 @@ __all__ = [
     "check_positive",
     "check_rho",
 ]
+
+
+#: Limits on sizes: beyond them no run could finish (2^40 rows) or allocate one row (2^24 entries).
+MAX_ROWS = 1 << 40
+MAX_D_K = 1 << 24
+MAX_KEYS = 1 << 20  # keys in one softmax row for the exact (quadrature) values
+
+
+def check_generator(rng, name="rng"):
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"{name} must be a numpy.random.Generator; got {type(rng).__name__}")
+    return rng
+
+
+def check_seed_sequence(seq, name="sim_seed"):
+    if not isinstance(seq, np.random.SeedSequence):
+        raise TypeError(f"{name} must be a numpy.random.SeedSequence; got {type(seq).__name__}")
+    return seq
 
 
 def as_real_array(x, name, *, dtype=None):
@@ -25,6 +48,8 @@ def as_real_array(x, name, *, dtype=None):
     """
     try:
         arr = np.asarray(x)
+    except OverflowError as exc:
+        raise ValueError(f"{name} holds an integer too large for any numeric dtype") from exc
     except Exception as exc:  # ragged lists and the like
         raise TypeError(f"{name} must be a real numeric array; got {type(x).__name__}") from exc
     if arr.dtype.name == "bfloat16":  # ml_dtypes' bfloat16 is not a numpy.floating subtype
@@ -47,15 +72,17 @@ def check_finite(arr, name):
 def check_d_k(d_k, name="d_k"):
     if isinstance(d_k, bool) or not isinstance(d_k, numbers.Integral):
         raise TypeError(f"{name} must be an integer >= 1; got {d_k!r}")
-    if d_k < 1:
-        raise ValueError(f"{name} must be an integer >= 1; got {d_k}")
+    if not 1 <= d_k <= MAX_D_K:
+        raise ValueError(f"{name} must be an integer from 1 to 2^24; got {d_k}")
     return int(d_k)
 
 
-def check_integer(x, name, *, minimum=1, what="a positive integer"):
-    """``x`` as an int, refusing bools, non-integers and values below ``minimum`` (ValueError)."""
+def check_integer(x, name, *, minimum=1, maximum=MAX_ROWS, what="a positive integer"):
+    """``x`` as an int, refusing bools, non-integers and values outside [minimum, maximum] (ValueError)."""
     if isinstance(x, bool) or not isinstance(x, numbers.Integral) or x < minimum:
         raise ValueError(f"{name} must be {what}; got {x!r}")
+    if x > maximum:
+        raise ValueError(f"{name} must be at most {maximum} (no run could finish); got {x}")
     return int(x)
 
 

@@ -6,14 +6,16 @@ import sys
 import numpy as np
 import pandas as pd
 
-from analyses import overflow
+from analyses import overflow, render
+from analyses._data import read_table
 from stats import exp_overflow_threshold
 
 
 def test_overflow_study_finds_the_thresholds(tmp_path):
-    data = overflow.simulate(tmp_path, seed=20240917)
+    overflow.simulate(tmp_path, seed=20240917)
+    data = read_table(tmp_path, overflow.STUDY, "sweep")
     assert {"dtype", "method", "max_score", "finite", "max_abs_error"} <= set(data.columns)
-    t = pd.read_csv(tmp_path / "data" / overflow.THRESHOLDS).set_index(["dtype", "method"])
+    t = read_table(tmp_path, overflow.STUDY, "thresholds").set_index(["dtype", "method"])
     for dtype in ("float16", "float32"):
         assert t.loc[(dtype, "naive"), "first_nonfinite"] == float(exp_overflow_threshold(dtype))
         assert np.isnan(t.loc[(dtype, "stable"), "first_wrong"])  # the stable softmax never fails
@@ -24,7 +26,7 @@ def test_overflow_study_finds_the_thresholds(tmp_path):
 
 def test_render_needs_only_the_data(tmp_path):
     overflow.simulate(tmp_path, seed=20240917)
-    for path in overflow.render(tmp_path):
+    for path in render(tmp_path, overflow.STUDY):
         assert path.stat().st_size > 10_000
     assert (tmp_path / "figures" / "overflow.png").read_bytes()[:4] == b"\x89PNG"
     assert (tmp_path / "figures" / "overflow.pdf").read_bytes()[:4] == b"%PDF"

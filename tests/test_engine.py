@@ -49,8 +49,14 @@ def test_merged_blocks_equal_the_summary_of_all_rows():
 
 
 def test_nan_rows_propagate_and_are_counted():
-    s = summarize_rows(np.array([0.5, np.nan, 2.0]))
+    from stats.engine.summaries import _summarize_rows
+
+    # The engine's path counts a simulation's NaN rows (the runner turns them into ERROR)...
+    s = _summarize_rows(np.array([0.5, np.nan, 2.0]))
     assert np.isnan(s.mean) and s.n_nonfinite == 1 and s.n_above_one == 2  # NaN counts as a violation
+    # ...while the public function refuses a user's NaN instead of answering NaN.
+    with pytest.raises(ValueError, match="NaN"):
+        summarize_rows(np.array([0.5, np.nan, 2.0]))
 
 
 def test_a_simulation_does_not_depend_on_its_companions():

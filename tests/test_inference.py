@@ -130,7 +130,7 @@ def test_variance_design_has_its_power(rng):
 def test_ks_detectable_distance_is_detected(rng):
     n = 3000
     delta = detectable_ks_distance(n, alpha=0.01, beta=0.1)
-    assert required_ks_sample_size(delta, alpha=0.01, beta=0.1) <= n * 1.02
+    assert required_ks_sample_size(delta, alpha=0.01, beta=0.1) == n  # the smallest n, exactly
     shift = delta / sps.norm.pdf(0)  # a location shift moves the CDF by about shift * pdf(0)
     x = rng.normal(shift, 1.0, size=(300, n))
     rejected = sum(distribution_test(r, sps.norm, alpha=0.01).reject for r in x)
@@ -169,3 +169,11 @@ def test_holm():
     p = np.array([0.01, 0.04, 0.03, 0.005])
     np.testing.assert_allclose(holm_adjust(p), [0.03, 0.06, 0.06, 0.02])
     assert np.all(holm_adjust(p) >= p)
+
+
+@pytest.mark.parametrize("distance, alpha, beta", [(0.3, 0.01, 0.1), (0.12, 1e-3, 1e-3), (0.05, 3.9e-6, 1e-3), (0.9, 0.5, 0.5)])
+def test_required_ks_sample_size_is_the_smallest_n(distance, alpha, beta):
+    """Against a brute-force scan of every n up to the answer."""
+    n = required_ks_sample_size(distance, alpha=alpha, beta=beta)
+    ok = [detectable_ks_distance(m, alpha=alpha, beta=beta) <= distance for m in range(1, n + 1)]
+    assert ok[-1] and not any(ok[:-1])

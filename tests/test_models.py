@@ -197,3 +197,40 @@ def test_qknorm_gain_is_henrys_initial_value():
     assert qknorm_gain(32) == pytest.approx(math.log2(992))
     with pytest.raises(ValueError, match="n_tokens"):
         qknorm_gain(1)
+
+
+def test_score_central_moments_exact_values():
+    from stats.models.scores import score_central_moments
+
+    # d_k = 1, Gaussian: x y with E x^6 = 15, so mu_4 = 9 and mu_6 = 225.
+    assert score_central_moments(1, scale="none") == pytest.approx((1, 0, 9, 0, 225))
+    # Student-t(10) entries of unit variance: mu_4 = 4, mu_6 = 40 each.
+    assert score_central_moments(1, entries="student_t", scale="none") == pytest.approx((1, 0, 16, 0, 1600))
+    # A sum of d_k i.i.d. products: kappa_j scales by d_k, the scale c by c^j.
+    m1 = score_central_moments(1, 0.5, scale="none")
+    m8 = score_central_moments(8, 0.5, scale="sqrt")
+    assert m8[0] == pytest.approx(m1[0]) and m8[1] == pytest.approx(m1[1] / math.sqrt(8))
+    # An infinite moment stays infinite, never NaN.
+    assert math.isinf(score_central_moments(4, 0.9, entries="student_t", scale="none")[4])
+
+
+def test_edgeworth_coefficients_reduce_to_the_t_statistic():
+    from stats.inference.tails import conservative_pvalue, edgeworth_coefficients, tail_error, tail_sample_size
+
+    a1, a2 = edgeworth_coefficients((2.0, 1.5), test="mean")
+    g = 1.5 / 2.0**1.5
+    assert (a1, a2) == pytest.approx((-g / 2, -2 * g))  # p1(x) = gamma (2x^2 + 1)/6
+    # Gaussian data: the log-variance statistic's coefficients are -1/sqrt 2 and -sqrt 2.
+    assert edgeworth_coefficients((1, 0, 3, 0, 15), test="log_variance") == pytest.approx((-0.5**0.5, -(2**0.5)))
+    n = tail_sample_size(alpha=1e-5, a1=a1, a2=a2)
+    assert tail_error(n, alpha=1e-5, a1=a1, a2=a2) <= 0.1 < tail_error(n - 1, alpha=1e-5, a1=a1, a2=a2)
+    assert conservative_pvalue(0.2, 10, a1=0.0, a2=0.0) == 0.2
+    for bad in (dict(test="median"),):
+        with pytest.raises(ValueError, match="test must be"):
+            edgeworth_coefficients((1, 0), **bad)
+    with pytest.raises(ValueError, match="mu_2"):
+        edgeworth_coefficients((float("nan"), 0.0), test="mean")
+    with pytest.raises(ValueError, match="p must be"):
+        conservative_pvalue(1.5, 10, a1=0.0, a2=0.0)
+    with pytest.raises(ValueError, match="n must be"):
+        tail_error(1, alpha=1e-3, a1=0.0, a2=0.0)

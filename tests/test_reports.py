@@ -190,3 +190,48 @@ def test_the_page_loads_in_headless_chromium_with_every_image(built):
         (keep / "page-screenshot.png").write_bytes(shot)  # kept under reports/, as the issue asks
     finally:
         browser.quit()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("k", [2, 9, 25])
+def test_a_build_killed_after_k_seconds_finishes_correctly_when_restarted(built, tmp_path, k):
+    """Kill `make reports` (its whole process group, as Ctrl-C or a lost terminal would) after
+    k seconds, start it again, and compare every output with the uninterrupted build."""
+    import signal
+    import time
+
+    out = tmp_path / f"killed-{k}"
+    e = dict(os.environ)
+    e.pop("MAKEFLAGS", None)
+    e.pop("MFLAGS", None)
+    proc = subprocess.Popen(
+        ["make", "--no-print-directory", "reports", f"OUT={out}", "QUICK=1"], cwd=ROOT, env=e,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )
+    time.sleep(k)
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    r = make("reports", out=out)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    a, b = _digests(built), _digests(out)
+    assert a.keys() == b.keys()
+    differ = sorted(x for x in a if a[x] != b[x])
+    assert not differ, differ
+
+
+def test_a_corrupted_data_file_is_regenerated_not_plotted(built, tmp_path):
+    import shutil
+
+    out = tmp_path / "corrupt"
+    shutil.copytree(built, out, symlinks=True)
+    table = sorted((out / "data" / "overflow").glob("*.csv"))[0]
+    good = table.read_bytes()
+    table.write_bytes(good[: len(good) // 2])  # truncated, as by a full disk
+    from analyses._data import DataError, read_table
+
+    with pytest.raises(DataError):
+        read_table(out, "overflow", table.stem)
+    r = make("reports", out=out)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    assert table.read_bytes() == good

@@ -1,6 +1,9 @@
 """The claims: the schema, the statements grouped by the section's headings
 (:mod:`stats.claims.statements`), the registry, the planted mutants and the runner."""
 
+from types import ModuleType as _ModuleType
+
+
 from .mutants import MUTANTS, Mutant
 from .registry import REGISTRY, SECTIONS
 from .runner import (
@@ -18,4 +21,4 @@ from .runner import (
 )
 from .schema import Check, Claim, Erratum, Measure, Stated
 
-__all__ = [name for name in dir() if not name.startswith("_")]
+__all__ = [name for name, value in dict(globals()).items() if not name.startswith("_") and not isinstance(value, _ModuleType)]

@@ -27,11 +27,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from scipy import special
 from scipy import stats as sps
 
 from ..engine.executors import Job, SimFailure, run_simulations
 from ..formulas import FORMULAS
 from ..inference.estimators import scale_moments
+from ..inference.tails import TAIL_FRACTION, TAIL_LIMIT, conservative_pvalue, edgeworth_coefficients, tail_error, tail_sample_size
 from ..inference.significance import (
     MEAN_TEST_MIN_TAIL_INDEX,
     VARIANCE_TEST_MIN_TAIL_INDEX,
@@ -84,6 +86,7 @@ COLUMNS = [
     "p_value",
     "p_holm",
     "detectable",
+    "tail_error",
     "n",
     "verdict",
     "note",
@@ -99,6 +102,7 @@ class PlannedCheck:
     design_sd: float  # per-row sd behind n (log scale for variances), nan when none
     design: str  # how n was designed, for the note
     untestable: str | None = None
+    edgeworth: tuple | None = None  # (A1, A2) of the test statistic, for its tail error at n
 
     @property
     def statistical(self):
@@ -163,6 +167,13 @@ def _untestable_reason(check: Check):
             f"{check.test} test needs finite moments beyond order {need[check.test]:g}; with "
             f"{getattr(law, 'label', '?')} entries and rho={rho:g} they are finite only below order {tail:g}"
         )
+    if check.test in ("variance", "ratio"):
+        missing = [ms.sim.key for ms in check.measures if ms.sim.central_moments(ms.statistic) is None]
+        if missing:
+            return (
+                f"{check.test} test: no closed-form moments up to the sixth for {missing[0]}, so its tail error "
+                "cannot be bounded"
+            )
     if check.test in ("variance", "ratio") and callable(check.sd) and check.sd() < 1e-6:
         sim = check.measure.sim
         return (
@@ -185,18 +196,28 @@ def _pilot_rows(sim, n_factor=1.0):
     return int(min(20_000, max(200, budget // max(1.0, float(sim.cost)))))
 
 
-def _run_pilots(sims, seed, cache, workers, n_factor=1.0):
+def _run_pilots(sims, seed, cache, workers, n_factor=1.0, after_submit=None):
     """Pilot runs, on their own streams (``pilot/<key>``), of every simulation not yet in ``cache``, all at once."""
     todo = {}
     for sim in sims:
         if (seed, sim.key) not in cache:
             todo[sim.key] = Job(sim, _pilot_rows(sim, n_factor), stream=f"pilot/{sim.key}")
     if not todo:
+        if after_submit is not None:
+            after_submit()
         return
-    res = run_simulations(list(todo.values()), seed=seed, formulas=FORMULAS, workers=workers, desc="pilot runs")
+    res = run_simulations(
+        list(todo.values()), seed=seed, formulas=FORMULAS, workers=workers, desc="pilot runs", after_submit=after_submit
+    )
     for key, job in todo.items():
         cache[(seed, key)] = {
-            name: (s.mean, math.sqrt(s.m2 / (s.n - 1)), s.n * s.m4 / s.m2**2 if s.m2 > 0 else 3.0, s.n)
+            name: (
+                s.mean,
+                math.sqrt(s.m2 / (s.n - 1)),
+                s.n * s.m4 / s.m2**2 if s.m2 > 0 else 3.0,
+                s.n,
+                math.sqrt(s.n) * s.m3 / s.m2**1.5 if s.m2 > 0 else 0.0,
+            )
             for name, s in res[job.key].summaries.items()
         }
 
@@ -210,7 +231,7 @@ def _pilot(sim, seed, cache, workers):
 def _sd_of(check, measure, seed, pilots, workers, beta):
     """(per-row sd of ``measure``'s statistic times its factor, mean for relative targets, how)."""
     if check.sd == "pilot":
-        mean, sd, kurt, n = _pilot(measure.sim, seed, pilots, workers)[measure.statistic]
+        mean, sd, kurt, n, _ = _pilot(measure.sim, seed, pilots, workers)[measure.statistic]
         # An upper (1 - beta) confidence bound on the sd, so the pilot's own error cannot shrink n.
         sd_up = sd * math.exp(0.5 * sps.norm.isf(beta) * math.sqrt(max(kurt - 1.0, 0.5) / n))
         return sd_up * abs(measure.factor), mean * measure.factor, f"pilot run ({n} rows on its own stream)"
@@ -219,7 +240,79 @@ def _sd_of(check, measure, seed, pilots, workers, beta):
     return float(check.sd), None, "bound"
 
 
+#: Random numbers a check may draw to bring its tail error down to TAIL_FRACTION; beyond
+#: it the check is untestable at the design level (the reason says what it would cost).
+TAIL_BUDGET = float(1 << 27)
+TAIL_TESTS = {"mean": "mean", "two_sample": "mean", "interval": "mean", "variance": "log_variance", "ratio": "log_variance"}
+
+
+def _needs_tail_pilot(check):
+    """A mean-type check whose statistic has no closed-form moments: its skewness comes from a pilot."""
+    if TAIL_TESTS.get(check.test) != "mean":
+        return False
+    return any(ms.sim.central_moments(ms.statistic) is None for ms in (check.inputs or check.measures))
+
+
+def _edgeworth(check, beta, seed, pilots, workers):
+    r"""(A1, A2) bounding the Edgeworth coefficients of the check's studentized statistic, and how.
+
+    One measure: its own coefficients, from closed-form central moments or, for a mean,
+    from a pilot's skewness plus :math:`z_{1-\beta}\sqrt{6/n}` (its normal-theory error).
+    Several (two-sample, ratio, derived): a weighted combination with weights of unit
+    square sum, so :math:`|A_2| \le \max_i |A_{2,i}|` and :math:`|A_1| \le \sqrt2 \max_i |A_{1,i}|`.
+    """
+    kind = TAIL_TESTS[check.test]
+    coefs, sources = [], set()
+    for ms in check.inputs or check.measures:
+        mom = ms.sim.central_moments(ms.statistic)
+        if mom is None:
+            _, _, _, n, skew = _pilot(ms.sim, seed, pilots, workers)[ms.statistic]
+            mom = (1.0, abs(skew) + sps.norm.isf(beta) * math.sqrt(6.0 / n))
+            sources.add("pilot skewness")
+        else:
+            sources.add("closed-form moments")
+        coefs.append(edgeworth_coefficients(mom, test=kind))
+    a1 = max(abs(c[0]) for c in coefs) * (math.sqrt(2.0) if len(coefs) > 1 else 1.0)
+    a2 = max(abs(c[1]) for c in coefs)
+    if len(coefs) == 1:
+        a1, a2 = coefs[0]
+    return (a1, a2), " and ".join(sorted(sources))
+
+
 def _design(check, alpha, beta, seed, pilots, workers):
+    """(n, design sd, how, edgeworth) for one check at per-test level alpha; n per simulation it
+    reads, raised where needed until the normal approximation's tail error at alpha is at most
+    :data:`~stats.inference.tails.TAIL_FRACTION`."""
+    n, sd, how = _power_design(check, alpha, beta, seed, pilots, workers)
+    if check.test not in TAIL_TESTS:
+        return n, sd, how, None
+    (a1, a2), source = _edgeworth(check, beta, seed, pilots, workers)
+    n_tail = tail_sample_size(alpha=alpha, a1=a1, a2=a2)
+    if n_tail > n:
+        per_row = sum(float(ms.sim.cost) for ms in (check.inputs or check.measures))
+        affordable = max(n, int(TAIL_BUDGET // per_row))
+        if affordable >= n_tail:
+            how += f"; raised from {n} for a tail error <= {TAIL_FRACTION:g} of the level (Edgeworth, {source})"
+            n = n_tail
+        else:
+            e = tail_error(max(affordable, 2), alpha=alpha, a1=a1, a2=a2)
+            if e > TAIL_LIMIT:
+                raise _TailUntestable(
+                    f"the normal approximation's tail error at the design level {alpha:.2g} would be {e:.2g} of it "
+                    f"at the n={affordable} the budget of {TAIL_BUDGET:.2g} random numbers affords (Edgeworth, "
+                    f"{source}); {TAIL_FRACTION:g} needs n={n_tail}"
+                )
+            if affordable > n:
+                how += f"; raised from {n} to the tail budget's {affordable} (Edgeworth, {source}; {TAIL_FRACTION:g} needs n={n_tail})"
+                n = affordable
+    return n, sd, how, (a1, a2)
+
+
+class _TailUntestable(Exception):
+    pass
+
+
+def _power_design(check, alpha, beta, seed, pilots, workers):
     """(n, design sd, how) for one check at per-test level alpha; n per simulation it reads."""
     t = check.test
     if t == "identity":
@@ -316,25 +409,36 @@ def plan(claims=None, *, select=None, seed=DEFAULT_SEED, n_factor=1.0, alpha=FAM
     ]
     import threading
 
-    warm = None
-    if workers > 1:
-        # The pilots run in worker processes; meanwhile this process computes the exact values
-        # the design and evaluation will ask for (cached).  Safe: the pool forks from a server.
-        from ..engine.executors import start_pool_server
+    warm = []
 
-        start_pool_server()
+    def start_warming():
+        # The pilots run in worker processes; meanwhile this process computes the exact values
+        # the design and evaluation will ask for (cached).  Called once the workers exist.
         chosen_checks = [ch for cl, ch in relevant if cl.id in chosen_ids]
-        warm = threading.Thread(target=_warm_values, args=(chosen_checks, FORMULAS), daemon=True)
-        warm.start()
-    _run_pilots([ms.sim for _, ch in relevant if ch.sd == "pilot" for ms in ch.measures], seed, pilots, workers, n_factor)
-    if warm is not None:
-        warm.join()
+        t = threading.Thread(target=_warm_values, args=(chosen_checks, FORMULAS), daemon=True)
+        t.start()
+        warm.append(t)
+
+    try:
+        _run_pilots(
+            [ms.sim for _, ch in relevant if ch.sd == "pilot" for ms in ch.measures]
+            + [ms.sim for _, ch in relevant if _needs_tail_pilot(ch) for ms in (ch.inputs or ch.measures)],
+            seed, pilots, workers, n_factor,
+            after_submit=start_warming if workers > 1 else None,
+        )
+    finally:
+        for t in warm:
+            t.join()
     designs = {}
     sizes, keeps, sims = {}, {}, {}
     for cl, ch in relevant:
-        n, sd, how = _design(ch, per_test, beta, seed, pilots, workers)
+        try:
+            n, sd, how, edge = _design(ch, per_test, beta, seed, pilots, workers)
+        except _TailUntestable as exc:
+            reasons[id(ch)] = str(exc)
+            continue
         n = 0 if ch.test == "exact" else max(MIN_ROWS, math.ceil(n * n_factor))
-        designs[id(ch)] = (n, sd, how)
+        designs[id(ch)] = (n, sd, how, edge)
         for ms in ch.measures:
             sims[ms.sim.key] = ms.sim
             sizes[ms.sim.key] = max(sizes.get(ms.sim.key, 0), n)
@@ -348,8 +452,8 @@ def plan(claims=None, *, select=None, seed=DEFAULT_SEED, n_factor=1.0, alpha=FAM
         if why:
             planned.append(PlannedCheck(cl, ch, 0, math.nan, "", why))
             continue
-        n, sd, how = designs[id(ch)]
-        planned.append(PlannedCheck(cl, ch, n, sd, how))
+        n, sd, how, edge = designs[id(ch)]
+        planned.append(PlannedCheck(cl, ch, n, sd, how, edgeworth=edge))
     jobs = {
         key: Job(sims[key], sizes[key], frozenset(keeps.get(key, ())))
         for key in sorted(needed)
@@ -576,6 +680,7 @@ def evaluate(the_plan, results, *, formulas=FORMULAS, alpha=FAMILY_ALPHA, beta=F
             p_value=math.nan,
             p_holm=math.nan,
             detectable=math.nan,
+            tail_error=math.nan,
             n=0,
             verdict="untestable",
             note=p.untestable or "",
@@ -595,6 +700,19 @@ def evaluate(the_plan, results, *, formulas=FORMULAS, alpha=FAMILY_ALPHA, beta=F
             numbers, state, notes = cache[key]
             row.update(numbers)
             row["note"] = "; ".join(x for x in notes if x)
+            if p.edgeworth is not None and row["n"] >= 2 and state == "tested":
+                e = tail_error(row["n"], alpha=per_test, a1=p.edgeworth[0], a2=p.edgeworth[1])
+                row["tail_error"] = e
+                if e > TAIL_FRACTION and 0 <= row["p_value"] <= 1:
+                    # The normal tail may be too thin where n could not be raised: a conservative
+                    # p-value keeps the false-fail rate, at the cost of a larger detectable shift.
+                    row["p_value"] = conservative_pvalue(row["p_value"], row["n"], a1=p.edgeworth[0], a2=p.edgeworth[1])
+                    z_b = -special.ndtri(beta)  # scipy.special, not scipy.stats: once per row per evaluation
+                    widen = (-special.ndtri(per_test / (2 * (1 + e))) + z_b) / (-special.ndtri(per_test / 2) + z_b)
+                    row["detectable"] = row["detectable"] * widen
+                    row["note"] = "; ".join(
+                        x for x in (row["note"], f"p-value x (1 + tail error), {e:.2g} at the design level") if x
+                    )
         rows.append(row)
         decided.append(state)
     testable = [i for i, s in enumerate(decided) if s == "tested"]

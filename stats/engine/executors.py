@@ -24,9 +24,9 @@ import numpy as np
 
 from .simulation import SimResult, block_count, block_rows_of
 from .streams import simulation_seed
-from .summaries import merge_row_summaries, summarize_rows
+from .summaries import _summarize_rows, merge_row_summaries
 
-__all__ = ["Job", "SimFailure", "TASK_NUMBERS", "default_workers", "run_simulation", "run_simulations", "start_pool_server"]
+__all__ = ["Job", "SimFailure", "TASK_NUMBERS", "default_workers", "run_simulation", "run_simulations"]
 
 TASK_NUMBERS = 1 << 24  # random numbers per task: about 0.1-0.4 s of work
 DEFAULT_CHUNK_SIZE = 1 << 20  # random numbers held at once inside a block (8 MiB of float64)
@@ -105,7 +105,7 @@ def _blocks(task):
             missing = set(sim.statistics) - set(stats)
             if missing:
                 raise RuntimeError(f"{sim.key} block {b} did not yield {sorted(missing)}")
-            summaries = {name: summarize_rows(stats[name]) for name in sim.statistics}
+            summaries = {name: _summarize_rows(stats[name]) for name in sim.statistics}
             kept = {name: stats[name] for name in keep}
             out.append((summaries, kept))
     return out
@@ -134,24 +134,12 @@ def _progress(total, progress, desc):
 
 
 def _pool_context():
-    """``forkserver`` where available: workers fork from a clean single-threaded server that
-    has imported the suite once, so threads in this process can never leave a forked worker
-    holding a lock (the classic fork-with-threads deadlock); ``spawn`` elsewhere."""
+    """``fork`` where available (workers start in milliseconds and need no ``__main__`` guard
+    in a user's script); ``spawn`` elsewhere.  With ``fork`` the executor creates every worker
+    at the first submit, before it starts its own thread, so the only rule is the one
+    :func:`run_simulations` keeps: this process starts threads only in ``after_submit``."""
     methods = multiprocessing.get_all_start_methods()
-    if "forkserver" in methods:
-        ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(["stats"])
-        return ctx
-    return multiprocessing.get_context("spawn")
-
-
-def start_pool_server():
-    """Start the fork server now, before this process starts any thread (a no-op elsewhere)."""
-    if "forkserver" in multiprocessing.get_all_start_methods():
-        from multiprocessing import forkserver
-
-        _pool_context()
-        forkserver.ensure_running()
+    return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
 
 
 def _execute_local(tasks, workers, bar, after_submit=None):

@@ -50,6 +50,12 @@ class Simulation:
     def run_block(self, sim_seed, block, rows, formulas, chunk_size):  # pragma: no cover
         raise NotImplementedError
 
+    def central_moments(self, statistic):
+        """Exact central moments (mu_2, ..., mu_6) of one row's ``statistic`` where the model
+        knows them in closed form, else ``None``.  Used to design tests (their tail error),
+        never as a value under test."""
+        return None
+
     def __str__(self):
         return self.key
 

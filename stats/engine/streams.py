@@ -22,6 +22,8 @@ import numbers
 
 import numpy as np
 
+from .._validation import check_integer, check_seed_sequence
+
 __all__ = [
     "BIT_GENERATOR",
     "BLOCK_ROWS",
@@ -95,6 +97,9 @@ def simulation_seed(seed, key):
 
 def block_generator(sim_seed, block, stream=0):
     """Generator for stream ``stream`` of block ``block`` of a simulation."""
+    check_seed_sequence(sim_seed)
+    block = check_integer(block, "block", minimum=0, maximum=(1 << 63) - 1, what="a non-negative integer")
+    stream = check_integer(stream, "stream", minimum=0, maximum=(1 << 32) - 1, what="a non-negative integer")
     seq = np.random.SeedSequence(sim_seed.entropy, spawn_key=(*sim_seed.spawn_key, int(block), int(stream)))
     return np.random.Generator(BIT_GENERATOR(seq))
 

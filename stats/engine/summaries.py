@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._validation import as_real_array
+
 from ..inference.estimators import MomentSummary
 
 __all__ = ["RowSummary", "merge_row_summaries", "summarize_rows"]
@@ -45,7 +47,17 @@ class RowSummary:
 
 
 def summarize_rows(x):
-    """:class:`RowSummary` of a one-dimensional array of per-row values (two passes)."""
+    """:class:`RowSummary` of a one-dimensional array of finite per-row values (two passes)."""
+    x = as_real_array(x, "x", dtype=np.float64)
+    if x.ndim == 1 and x.size and not np.all(np.isfinite(x)):
+        raise ValueError("x contains NaN or inf; a row summary of user data needs finite values")
+    return _summarize_rows(x)
+
+
+def _summarize_rows(x):
+    """As :func:`summarize_rows`, but counting non-finite rows (``n_nonfinite``) instead of
+    refusing them: the engine's path, so that a simulation producing NaN is reported as an
+    ERROR by the runner rather than crashing a worker."""
     x = np.asarray(x, dtype=np.float64)
     if x.ndim != 1 or x.size == 0:
         raise ValueError(f"a block statistic must be a non-empty 1-D array; got shape {x.shape}")
@@ -65,6 +77,9 @@ def summarize_rows(x):
 
 def merge_row_summaries(a: RowSummary, b: RowSummary) -> RowSummary:
     """Exact summary of the rows of ``a`` followed by those of ``b`` (Pébay 2008, eqs. 3.1-3.3)."""
+    for name, m in (("a", a), ("b", b)):
+        if not isinstance(m, RowSummary):
+            raise TypeError(f"{name} must be a RowSummary; got {type(m).__name__}")
     na, nb = a.n, b.n
     n = na + nb
     with np.errstate(invalid="ignore", over="ignore"):

@@ -70,7 +70,11 @@ def softmax_terms(s, axis=-1):
     The largest term is :math:`e^0 = 1` exactly, so the denominator is at least 1 in any
     format (rounding is monotone): nothing can overflow.
     """
-    s = np.asarray(s)
+    from .attention import _score_array
+
+    s = _score_array(s, axis)
+    if not np.all(np.isfinite(s)):
+        raise ValueError("s contains NaN or inf; the stable softmax's terms need finite scores")
     m = np.max(s, axis=axis, keepdims=True)
     with np.errstate(over="ignore"):  # s - m may round to -inf far below the max: its term is 0 either way
         e = np.exp(s - m)

@@ -1,6 +1,9 @@
 """The inference engine: streaming estimators with Monte Carlo standard errors, calibrated
 tests, and the experiment design that sizes every check."""
 
+from types import ModuleType as _ModuleType
+
+
 from .estimators import (
     Estimate,
     MomentSummary,
@@ -26,5 +29,13 @@ from .significance import (
     variance_ratio_test,
     variance_test,
 )
+from .tails import (
+    TAIL_FRACTION,
+    TAIL_LIMIT,
+    conservative_pvalue,
+    edgeworth_coefficients,
+    tail_error,
+    tail_sample_size,
+)
 
-__all__ = [name for name in dir() if not name.startswith("_")]
+__all__ = [name for name, value in dict(globals()).items() if not name.startswith("_") and not isinstance(value, _ModuleType)]

@@ -16,7 +16,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import as_real_array
+import numbers
+
+from .._validation import as_real_array, check_finite
 
 __all__ = [
     "Estimate",
@@ -66,6 +68,7 @@ def moment_summary(x):
     x = as_real_array(x, "x", dtype=np.float64)
     if x.ndim == 0 or x.shape[0] < 1:
         raise ValueError("x must hold at least one sample along axis 0")
+    check_finite(x, "x")
     mean = x.mean(axis=0)
     d = x - mean
     d2 = d * d
@@ -74,6 +77,9 @@ def moment_summary(x):
 
 def merge_moments(a: MomentSummary, b: MomentSummary) -> MomentSummary:
     """Exact summary of the union of two disjoint samples (Pebay 2008, eqs. 3.1-3.3)."""
+    for name, m in (("a", a), ("b", b)):
+        if not isinstance(m, MomentSummary):
+            raise TypeError(f"{name} must be a MomentSummary; got {type(m).__name__}")
     na, nb = a.n, b.n
     n = na + nb
     delta = b.mean - a.mean
@@ -93,11 +99,18 @@ def merge_moments(a: MomentSummary, b: MomentSummary) -> MomentSummary:
 
 def scale_moments(s: MomentSummary, c) -> MomentSummary:
     """Summary of the sample multiplied by the constant ``c``."""
+    if not isinstance(s, MomentSummary):
+        raise TypeError(f"s must be a MomentSummary; got {type(s).__name__}")
+    if isinstance(c, bool) or not isinstance(c, numbers.Real) or not np.isfinite(c):
+        raise ValueError(f"c must be a finite real number; got {c!r}")
     return MomentSummary(s.n, c * s.mean, c**2 * s.m2, c**3 * s.m3, c**4 * s.m4)
 
 
 def _summary(samples):
-    return samples if isinstance(samples, MomentSummary) else moment_summary(samples)
+    s = samples if isinstance(samples, MomentSummary) else moment_summary(samples)
+    if not all(np.all(np.isfinite(v)) for v in (s.mean, s.m2, s.m3, s.m4)):
+        raise ValueError("samples summarize to NaN or inf (a non-finite draw): no estimate")
+    return s
 
 
 def _need(s, k, what):
@@ -123,8 +136,10 @@ def variance_estimate(samples) -> Estimate:
 
 def proportion_estimate(successes, n) -> Estimate:
     r"""Proportion :math:`\hat p = k/n` with MCSE :math:`\sqrt{\hat p(1-\hat p)/n}`."""
-    if n < 1 or not 0 <= successes <= n:
-        raise ValueError(f"need 0 <= successes <= n and n >= 1; got successes={successes}, n={n}")
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
+        raise ValueError(f"n must be a positive integer; got {n!r}")
+    if isinstance(successes, bool) or not isinstance(successes, numbers.Integral) or not 0 <= successes <= n:
+        raise ValueError(f"successes must be an integer in [0, n]; got {successes!r}")
     p = successes / n
     return Estimate(p, np.sqrt(p * (1 - p) / n), n)
 
@@ -136,8 +151,8 @@ def quantile_estimate(samples, q) -> Estimate:
     :math:`[x_{(np - \sqrt{np(1-p)})}, x_{(np + \sqrt{np(1-p)})}]` (one binomial standard
     deviation of ranks either side).  Needs the samples themselves, not a summary.
     """
-    x = np.sort(as_real_array(samples, "samples", dtype=np.float64).ravel())
-    if not 0 < q < 1:
+    x = np.sort(check_finite(as_real_array(samples, "samples", dtype=np.float64), "samples").ravel())
+    if isinstance(q, bool) or not isinstance(q, numbers.Real) or not 0 < q < 1:
         raise ValueError(f"q must lie strictly between 0 and 1; got {q}")
     n = x.size
     _need(MomentSummary(n, 0, 0, 0, 0), 2, "a quantile's standard error")

@@ -22,9 +22,10 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import special
 from scipy import stats as sps
 
-from .._validation import as_real_array, check_alpha
+from .._validation import as_real_array, check_alpha, check_positive
 from .estimators import MomentSummary, mean_estimate, moment_summary, variance_estimate
 
 __all__ = [
@@ -54,7 +55,8 @@ class UntestableError(ValueError):
 
 @dataclass(frozen=True)
 class TestResult:
-    """Outcome of one test.  ``reject`` is ``pvalue < alpha``."""
+    """Outcome of one test.  ``reject`` is ``pvalue < alpha``; ``mcse`` is ``None`` for a
+    goodness-of-fit test, whose statistic has no standard error to report."""
 
     __test__ = False  # not a pytest class
 
@@ -84,6 +86,14 @@ def _summary(samples, name="samples"):
     return s
 
 
+def _check_expected(expected, name="expected"):
+    if isinstance(expected, bool) or not isinstance(expected, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a real number; got {type(expected).__name__}")
+    if not math.isfinite(expected):
+        raise ValueError(f"{name} must be finite; got {expected}")
+    return float(expected)
+
+
 def _check_n(s, k, test):
     if s.n < k:
         raise ValueError(f"n must be at least {k} for {test}; got n = {s.n}")
@@ -111,6 +121,7 @@ def mean_test(samples, expected, *, alpha, tail_index=math.inf):
     :data:`MEAN_TEST_MIN_TAIL_INDEX`.
     """
     alpha = check_alpha(alpha)
+    expected = _check_expected(expected)
     s = _summary(samples)
     _check_n(s, 2, "mean_test")
     _check_tail(tail_index, MEAN_TEST_MIN_TAIL_INDEX, "mean_test", "the samples")
@@ -143,6 +154,7 @@ def variance_test(samples, expected, *, alpha, tail_index=math.inf):
     :data:`VARIANCE_TEST_MIN_TAIL_INDEX`.
     """
     alpha = check_alpha(alpha)
+    expected = _check_expected(expected)
     if not expected > 0:
         raise ValueError(f"expected variance must be positive; got {expected}")
     s = _summary(samples)
@@ -161,6 +173,7 @@ def variance_ratio_test(samples_a, samples_b, expected_ratio, *, alpha, tail_ind
     ``estimate``/``mcse`` in the result are the ratio and its delta-method error.
     """
     alpha = check_alpha(alpha)
+    expected_ratio = _check_expected(expected_ratio, "expected_ratio")
     if not expected_ratio > 0:
         raise ValueError(f"expected_ratio must be positive; got {expected_ratio}")
     a, b = _summary(samples_a, "samples_a"), _summary(samples_b, "samples_b")
@@ -199,17 +212,17 @@ def distribution_test(samples, cdf, *, alpha, method="ks"):
         raise ValueError(f"method must be 'ks' or 'cvm'; got {method!r}")
     p = float(r.pvalue)
     stat = float(r.statistic)
-    return TestResult(method, stat, p, alpha, p < alpha, stat, math.nan, 0.0, x.size)
+    return TestResult(method, stat, p, alpha, p < alpha, stat, None, 0.0, x.size)  # a KS distance has no MCSE
 
 
 def proportion_test(successes, n, expected, *, alpha):
     """Exact two-sided binomial test of a proportion (``scipy.stats.binomtest``)."""
     alpha = check_alpha(alpha)
-    if isinstance(n, bool) or int(n) != n or n < 1:
-        raise ValueError(f"n must be a positive integer; got {n!r}")
-    if int(successes) != successes or not 0 <= successes <= n:
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= 2**53:
+        raise ValueError(f"n must be a positive integer (at most 2^53); got {n!r}")
+    if isinstance(successes, bool) or not isinstance(successes, (int, np.integer)) or not 0 <= successes <= n:
         raise ValueError(f"successes must be an integer in [0, n]; got {successes!r}")
-    if not 0 <= expected <= 1:
+    if isinstance(expected, bool) or not isinstance(expected, (int, float, np.floating)) or not 0 <= expected <= 1:
         raise ValueError(f"expected must be a probability in [0, 1]; got {expected}")
     r = sps.binomtest(int(successes), int(n), expected)
     p_hat = successes / n
@@ -223,7 +236,7 @@ def proportion_test(successes, n, expected, *, alpha):
 
 def _z_sum(alpha, beta):
     alpha, beta = check_alpha(alpha), check_alpha(beta, "beta")
-    return sps.norm.isf(alpha / 2) + sps.norm.isf(beta)
+    return float(-special.ndtri(alpha / 2) - special.ndtri(beta))
 
 
 def detectable_discrepancy(n, *, sd, alpha, beta=1e-3):
@@ -232,18 +245,20 @@ def detectable_discrepancy(n, *, sd, alpha, beta=1e-3):
     For an estimator with standard error :math:`sd/\sqrt n`:
     :math:`\delta = (z_{1-\alpha/2} + z_{1-\beta})\, sd/\sqrt n`.
     """
-    if n < 2:
-        raise ValueError(f"n must be at least 2; got {n}")
+    if isinstance(n, bool) or not isinstance(n, (int, float, np.integer, np.floating)) or not n >= 2 or math.isinf(n):
+        raise ValueError(f"n must be a finite number >= 2; got {n!r}")
+    sd = check_positive(sd, "sd")
     return float(_z_sum(alpha, beta) * sd / math.sqrt(n))
 
 
 def required_sample_size(discrepancy, *, sd, alpha, beta=1e-3):
     """Smallest n at which :func:`detectable_discrepancy` is at most ``discrepancy``."""
-    if not discrepancy > 0:
-        raise ValueError(f"discrepancy must be positive; got {discrepancy}")
-    if not sd > 0:
-        raise ValueError(f"sd must be positive; got {sd}")
-    return max(2, math.ceil((_z_sum(alpha, beta) * sd / discrepancy) ** 2))
+    discrepancy = check_positive(discrepancy, "discrepancy")
+    sd = check_positive(sd, "sd")
+    n = (_z_sum(alpha, beta) * (sd / discrepancy)) ** 2 if sd / discrepancy < 1e150 else math.inf
+    if not n < 2.0**62:
+        raise ValueError(f"discrepancy={discrepancy:g} with sd={sd:g} needs more than 2^62 samples; no run can draw them")
+    return max(2, math.ceil(n))
 
 
 def detectable_ks_distance(n, *, alpha, beta=1e-3):
@@ -253,26 +268,51 @@ def detectable_ks_distance(n, *, alpha, beta=1e-3):
     Dvoretzky-Kiefer-Wolfowitz margin :math:`\sqrt{\ln(2/\beta)/(2n)}` (Massart's constant),
     so the bound holds for every alternative.
     """
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= 2**53:
+        raise ValueError(f"n must be a positive integer (at most 2^53); got {n!r}")
     alpha, beta = check_alpha(alpha), check_alpha(beta, "beta")
-    return float(sps.kstwo.isf(alpha, n) + math.sqrt(math.log(2 / beta) / (2 * n)))
+    return float(sps.kstwo.isf(alpha, int(n)) + math.sqrt(math.log(2 / beta) / (2 * int(n))))
 
 
 def required_ks_sample_size(distance, *, alpha, beta=1e-3):
-    """Smallest n at which :func:`detectable_ks_distance` is at most ``distance``."""
-    if not 0 < distance < 1:
-        raise ValueError(f"distance must lie in (0, 1); got {distance}")
-    z = math.sqrt(math.log(2 / check_alpha(alpha)) / 2) + math.sqrt(math.log(2 / check_alpha(beta, "beta")) / 2)
-    n = max(2, math.ceil((z / distance) ** 2))  # the asymptotic critical value; refine on the exact one
-    while detectable_ks_distance(n, alpha=alpha, beta=beta) > distance:
-        n = math.ceil(n * 1.02)
-    return n
+    """The smallest n at which :func:`detectable_ks_distance` is at most ``distance``.
+
+    Bisection on the exact critical value (``scipy.stats.kstwo``), which falls with n,
+    started from the asymptotic Kolmogorov value.
+    """
+    if isinstance(distance, bool) or not isinstance(distance, (int, float)) or not 0 < distance < 1:
+        raise ValueError(f"distance must lie in (0, 1); got {distance!r}")
+    alpha, beta = check_alpha(alpha), check_alpha(beta, "beta")
+
+    def ok(n):
+        return detectable_ks_distance(n, alpha=alpha, beta=beta) <= distance
+
+    z = math.sqrt(math.log(2 / alpha) / 2) + math.sqrt(math.log(2 / beta) / 2)
+    hi = max(2, math.ceil((z / distance) ** 2))
+    while not ok(hi):
+        hi *= 2
+    lo = max(1, hi // 2)
+    while lo > 1 and ok(lo):
+        lo //= 2
+    # Invariant: ok(hi) and (lo == 1 or not ok(lo)).
+    if lo == 1 and ok(2):
+        return 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if ok(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
 
 
 def holm_adjust(pvalues):
     """Holm's step-down adjusted p-values (family-wise error control under any dependence)."""
-    p = np.asarray(pvalues, dtype=np.float64)
+    p = as_real_array(pvalues, "pvalues", dtype=np.float64)
     if p.ndim != 1:
         raise ValueError("pvalues must be one-dimensional")
+    if not np.all((p >= 0) & (p <= 1)):  # also refuses NaN
+        raise ValueError("pvalues must be probabilities in [0, 1] (no NaN)")
     m = p.size
     order = np.argsort(p, kind="stable")
     adj = np.maximum.accumulate(np.minimum(1.0, (m - np.arange(m)) * p[order]))

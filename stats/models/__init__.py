@@ -1,6 +1,10 @@
 """The simulated models: entry laws, what is simulated (scores, softmax rows, Jacobian
 spectra, whole heads, random attention problems), their closed forms and exact values."""
 
+from types import ModuleType as _ModuleType
+
+
+from .asymptotics import gap_density, saturation_asymptotic_value, saturation_asymptotics
 from .distributions import diff_chi2, score_distribution
 from .dropout import DropoutSim, dropout_weights
 from .fixes import cosine_mean, cosine_moments, qknorm_gain, qknorm_logit_mean, t5_step_ratio
@@ -26,7 +30,7 @@ from .saturation import (
     winner_bound,
 )
 from .saturation_quadrature import EXACT_ACCURACY, saturation_exact, saturation_given_scale, saturation_limit
-from .scores import SCALES, scaled_score_moments, score_cumulants, score_scale, score_tail_index
+from .scores import SCALES, scaled_score_moments, score_central_moments, score_cumulants, score_scale, score_tail_index
 from .spectra import SpectrumSim
 
-__all__ = [name for name in dir() if not name.startswith("_")]
+__all__ = [name for name, value in dict(globals()).items() if not name.startswith("_") and not isinstance(value, _ModuleType)]

@@ -40,7 +40,7 @@ import numpy as np
 from numpy.polynomial import chebyshev as C
 from scipy import integrate
 
-from .._validation import check_integer
+from .._validation import MAX_KEYS, check_d_k, check_integer
 
 __all__ = ["gap_density", "saturation_asymptotic_value", "saturation_asymptotics"]
 
@@ -58,7 +58,7 @@ def gap_density(n_keys):
     :math:`f_G'(0) = T(T-1)\int(x\phi^2\Phi^{T-2} - (T-2)\phi^3\Phi^{T-3})`,
     :math:`f_3(0,0) = T(T-1)(T-2)\int\phi^3\Phi^{T-3}`.
     """
-    T = check_integer(n_keys, "n_keys", minimum=2, what="an integer >= 2")
+    T = check_integer(n_keys, "n_keys", minimum=2, maximum=MAX_KEYS, what="an integer >= 2")
     return _gap_density(T)
 
 
@@ -131,7 +131,7 @@ def saturation_asymptotics(n_keys=32):
     ``limit_trace`` (i.i.d. N(0, 1) scores, accurate to 1e-9) and 1/d_k coefficients
     ``B_max_weight``, ``B_trace``.
     """
-    T = check_integer(n_keys, "n_keys", minimum=2, what="an integer >= 2")
+    T = check_integer(n_keys, "n_keys", minimum=2, maximum=MAX_KEYS, what="an integer >= 2")
     return dict(_asymptotics(T))
 
 
@@ -167,6 +167,14 @@ def saturation_asymptotic_value(d_k, n_keys=32, *, scaling="none", statistic="ma
     ``statistic`` is ``"one_minus_max"`` or ``"trace"`` for ``scaling="none"`` and
     ``"max_weight"`` or ``"trace"`` for ``scaling="sqrt"``.
     """
+    d_k = check_d_k(d_k)
+    if scaling not in ("none", "sqrt"):
+        raise ValueError(f"scaling must be 'none' or 'sqrt'; got {scaling!r}")
+    allowed = ("one_minus_max", "trace") if scaling == "none" else ("max_weight", "trace")
+    if statistic not in allowed:
+        raise ValueError(f"statistic must be one of {allowed} for scaling={scaling!r}; got {statistic!r}")
+    if terms not in (1, 2) or isinstance(terms, bool):
+        raise ValueError(f"terms must be 1 or 2; got {terms!r}")
     k = constants if constants is not None else saturation_asymptotics(n_keys)
     d = float(d_k)
     if scaling == "none":

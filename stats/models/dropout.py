@@ -19,7 +19,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from .._validation import check_integer
+from .._validation import as_real_array, check_finite, check_generator, check_integer
 from ..engine.simulation import Simulation
 from ..engine.streams import block_generator, stream_key
 
@@ -40,7 +40,8 @@ def check_dropout_p(p):
 def dropout_weights(a, p, rng):
     r"""Inverted dropout of attention weights: zero each with probability p, scale the rest by :math:`1/(1-p)`."""
     p = check_dropout_p(p)
-    a = np.asarray(a, dtype=np.float64)
+    a = check_finite(as_real_array(a, "a", dtype=np.float64), "a")
+    check_generator(rng)
     keep = rng.random(a.shape) >= p
     return np.where(keep, a / (1.0 - p), 0.0)
 

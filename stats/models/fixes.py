@@ -42,7 +42,7 @@ import math
 
 from scipy import special
 
-from .._validation import check_d_k, check_integer, check_rho
+from .._validation import check_d_k, check_integer, check_positive, check_rho
 
 __all__ = ["OPTIMIZERS", "cosine_mean", "cosine_moments", "qknorm_gain", "qknorm_logit_mean", "t5_step_ratio"]
 
@@ -74,7 +74,7 @@ def qknorm_gain(n_tokens=32):
 
 def qknorm_logit_mean(d_k, rho, *, gain):
     """Mean logit :math:`g\\,E[\\cos(q, k)]` under QK-norm with a fixed gain g; bounded by g."""
-    return float(gain) * cosine_mean(d_k, rho)
+    return check_positive(gain, "gain") * cosine_mean(d_k, rho)
 
 
 def t5_step_ratio(optimizer, side, d_k):

@@ -35,6 +35,10 @@ class EntryLaw:
     name: str
     df: float | None = None
 
+    def __post_init__(self):
+        law = entry_law(self.name, df=self.df) if isinstance(self.name, str) else entry_law(self.name)
+        object.__setattr__(self, "df", law.df)
+
     @property
     def tail_index(self):
         return self.df if self.name == "student_t" else math.inf
@@ -64,21 +68,30 @@ def entry_law(entries="gaussian", *, df=None):
     if entries != "student_t":
         if df is not None:
             raise ValueError(f"df applies only to entries='student_t', not {entries!r}")
-        return EntryLaw(entries)
+        return _make_law(entries, None)
     df = DEFAULT_T_DF if df is None else df
     if isinstance(df, bool) or not isinstance(df, numbers.Real) or not (np.isfinite(df) and df > 2):
         raise ValueError(f"df must be a finite number > 2 for unit-variance student_t entries; got {df!r}")
-    return EntryLaw("student_t", float(df))
+    return _make_law("student_t", float(df))
+
+
+def _make_law(name, df):
+    law = object.__new__(EntryLaw)
+    object.__setattr__(law, "name", name)
+    object.__setattr__(law, "df", df)
+    return law
 
 
 def law_moment(law, r):
     """Raw moment :math:`E[x^r]` of a standardized law (``inf`` when it diverges)."""
     law = entry_law(law)
-    if r < 0 or int(r) != r:
-        raise ValueError(f"r must be a non-negative integer; got {r!r}")
+    if isinstance(r, bool) or not isinstance(r, numbers.Integral) or not 0 <= r <= 64:
+        raise ValueError(f"r must be an integer from 0 to 64; got {r!r}")
     r = int(r)
     if r % 2:
-        return 0.0 if r < law.tail_index else math.nan  # odd moments of a symmetric law
+        if r < law.tail_index:
+            return 0.0  # odd moments of a symmetric law
+        raise ValueError(f"the {r}-th moment of {law.label} entries does not exist (E|x|^{r} diverges)")
     h = r // 2
     if law.name == "gaussian":
         return float(math.prod(range(1, r, 2)))  # (r - 1)!!

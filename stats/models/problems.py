@@ -29,7 +29,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from .._validation import check_integer
+from .._validation import MAX_ROWS, check_integer
 from ..engine.simulation import Simulation
 from ..engine.streams import block_generator, stream_key
 
@@ -56,6 +56,7 @@ def attention_flops(T_q, T_k, d_k, d_v):
     :math:`dS^\top Q` (:math:`2T_qT_kd_k` each), :math:`4T_qT_k(d_k + d_v)`: exactly twice
     the forward, for any :math:`d_v`, not only :math:`d_v = d_k`.
     """
+    T_q, T_k, d_k, d_v = (check_integer(v, k, maximum=MAX_ROWS) for k, v in (("T_q", T_q), ("T_k", T_k), ("d_k", d_k), ("d_v", d_v)))
     fwd = 2 * T_q * T_k * (d_k + d_v)
     return fwd, 2 * fwd
 
@@ -301,6 +302,9 @@ class FlopSim(Simulation):
     max_size: int = 48
 
     statistics: ClassVar[tuple[str, ...]] = ("forward_count", "backward_count", "backward_over_forward")
+
+    def __post_init__(self):
+        object.__setattr__(self, "max_size", check_integer(self.max_size, "max_size", maximum=4096))
     uses: ClassVar[tuple[str, ...]] = ("attention_backward", "attention_flops")
     block_rows: ClassVar[int] = 512
 

@@ -44,11 +44,12 @@ from typing import ClassVar
 
 import numpy as np
 
-from .._validation import check_d_k, check_integer, check_positive, check_rho
+from .._validation import MAX_ROWS, check_d_k, check_generator, check_integer, check_positive, check_rho
 from ..engine.simulation import Simulation
 from ..engine.streams import BLOCK_ROWS, as_seed_sequence, block_generator, simulation_seed, stream_key
 from ..inference.estimators import MomentSummary, merge_moments, moment_summary
 from .laws import EntryLaw, entry_law
+from .scores import score_central_moments
 from .scores import score_scale
 
 __all__ = [
@@ -74,7 +75,14 @@ def draw_entries(rng, law, shape, out=None):
 
     ``out`` may be float64 or float32 (the float32 path draws in float32 directly).
     """
+    check_generator(rng)
     law = entry_law(law)
+    if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
+        shape = (shape,)
+    if not isinstance(shape, tuple) or not all(
+        isinstance(k, (int, np.integer)) and not isinstance(k, bool) and 0 <= k <= MAX_ROWS for k in shape
+    ):
+        raise ValueError(f"shape must be a tuple of non-negative integers; got {shape!r}")
     if law.name == "student_t":
         x = rng.standard_t(law.df, size=shape)
         x *= math.sqrt((law.df - 2.0) / law.df)
@@ -158,8 +166,15 @@ class ScoreSim(Simulation):
         if self.method == "bitpacked":
             return (1 + keys) * math.ceil(self.d_k / 64)
         if self.method == "mixture":
-            return (1 + keys) * self.d_k + keys
+            return 3 * ((1 + keys) * self.d_k + keys)  # a gamma draw costs about two normals
         return (1 + (keys if self.rho != 1.0 else 0)) * self.d_k
+
+    def central_moments(self, statistic):
+        if statistic != "score":
+            return None
+        return score_central_moments(
+            self.d_k, self.rho, sigma_q=self.sigma_q, sigma_k=self.sigma_k, entries=self.entries, scale="none"
+        )
 
     def block_chunks(self, sim_seed, block, rows, chunk_size=DEFAULT_CHUNK_SIZE):
         """Yield the block's raw scores, ``(rows_in_chunk, n_keys)`` at a time."""
@@ -289,6 +304,13 @@ class CosineSim(Simulation):
     @property
     def cost(self):
         return 3 if self.method == "chi2" else 2 * self.d_k
+
+    def central_moments(self, statistic):
+        # rho = 0, Gaussian entries: cos^2 ~ Beta(1/2, (d - 1)/2), so E cos^(2j) = (2j-1)!! / (d (d+2) ... (d+2j-2)).
+        if statistic != "cosine" or self.rho != 0.0 or self.entries.name != "gaussian":
+            return None
+        d = float(self.d_k)
+        return (1 / d, 0.0, 3 / (d * (d + 2)), 0.0, 15 / (d * (d + 2) * (d + 4)))
 
     def run_block(self, sim_seed, block, rows, formulas, chunk_size):
         d, rho = self.d_k, self.rho

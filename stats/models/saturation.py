@@ -40,7 +40,7 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
-from .._validation import check_d_k, check_integer
+from .._validation import as_real_array, check_d_k, check_finite, check_generator, check_integer, check_positive
 from ..engine.simulation import Simulation
 from ..engine.streams import block_generator, stream_key
 from .laws import EntryLaw, entry_law
@@ -69,17 +69,31 @@ _U = np.finfo(np.float64).eps / 2
 
 def row_trace(a):
     r"""Trace of the softmax Jacobian of each row of weights: :math:`1 - \lVert a\rVert^2`."""
+    a = check_finite(as_real_array(a, "a"), "a")
+    if a.ndim == 0 or a.shape[-1] == 0:
+        raise ValueError(f"a must hold at least one weight along its last axis; got shape {a.shape}")
     return 1.0 - np.vecdot(a, a)
 
 
 def winner_bound(gap, n_keys):
     r"""The largest weight's lower bound :math:`e^{g}/(e^{g} + T - 1) = 1/(1 + (T - 1)e^{-g})` for a gap g."""
-    return 1.0 / (1.0 + (n_keys - 1) * np.exp(-np.asarray(gap, dtype=np.float64)))
+    gap = as_real_array(gap, "gap", dtype=np.float64)
+    if np.any(np.isnan(gap)):
+        raise ValueError("gap contains NaN")
+    n_keys = check_integer(n_keys, "n_keys", maximum=1 << 24)
+    with np.errstate(over="ignore"):
+        return 1.0 / (1.0 + (n_keys - 1) * np.exp(-gap))
 
 
 def exact_saturation_scores(q_rng, k_rng, rows, d_k, n_keys, c):
     r"""Scores of ``rows`` rows for Gaussian entries without drawing q or k:
     :math:`s_j = c\,\lVert q\rVert\,w_j` with :math:`\lVert q\rVert^2 \sim \chi^2(d_k)`, :math:`w_j \sim N(0, 1)`."""
+    check_generator(q_rng, "q_rng")
+    check_generator(k_rng, "k_rng")
+    rows = check_integer(rows, "rows", maximum=1 << 24)
+    d_k = check_d_k(d_k)
+    n_keys = check_integer(n_keys, "n_keys", maximum=1 << 24)
+    c = check_positive(c, "c")
     r = np.sqrt(q_rng.chisquare(d_k, size=rows))
     w = k_rng.standard_normal((rows, n_keys))
     w *= (c * r)[:, None]
@@ -90,6 +104,10 @@ def saturation_row_statistics(s, formulas=None):
     """Per-row saturation statistics (module docstring) of a ``(rows, T)`` array of scores."""
     if formulas is None:
         from ..formulas import FORMULAS as formulas
+    s = as_real_array(s, "s")
+    if s.ndim != 2 or s.shape[0] < 1 or s.shape[1] < 1:
+        raise ValueError(f"s must be a (rows, T) array with rows, T >= 1; got shape {s.shape}")
+    check_finite(s, "s")
     T = s.shape[1]
     win = s.argmax(axis=1)[:, None]
     sm = s - np.take_along_axis(s, win, axis=1)
@@ -163,7 +181,10 @@ class SaturationSim(Simulation):
 
     @property
     def cost(self):
-        return 1 + self.n_keys if self.method == "exact" else (1 + self.n_keys) * self.d_k
+        # Random numbers drawn, plus the row statistics' work in the same units (softmax, sort,
+        # logs: measured at about 8 numbers' worth per key).
+        draws = 1 + self.n_keys if self.method == "exact" else (1 + self.n_keys) * self.d_k
+        return draws + 8 * self.n_keys
 
     def scores(self, sim_seed, block, rows, formulas, chunk_size):
         """The block's scores, ``(rows, n_keys)``."""

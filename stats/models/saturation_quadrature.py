@@ -64,7 +64,7 @@ from numpy.polynomial import hermite_e as He
 from scipy import special
 from scipy import stats as sps
 
-from .._validation import check_d_k, check_integer
+from .._validation import MAX_KEYS, as_real_array, check_d_k, check_integer
 from .scores import score_scale
 
 __all__ = [
@@ -285,9 +285,11 @@ def saturation_given_scale(sigma, n_keys=32, *, refine=1):
     (``|T int psi_1 phi^(T-1) dm - 1|``, a by-product accuracy check).  ``refine``
     multiplies every node count (accuracy studies).
     """
-    T = check_integer(n_keys, "n_keys", minimum=2, what="an integer >= 2")
-    refine = check_integer(refine, "refine")
-    arr = np.asarray(sigma, dtype=np.float64)
+    T = check_integer(n_keys, "n_keys", minimum=2, maximum=MAX_KEYS, what="an integer >= 2")
+    refine = check_integer(refine, "refine", maximum=64)
+    arr = as_real_array(sigma, "sigma", dtype=np.float64)
+    if not np.all(np.isfinite(arr) & (arr > 0) & (arr <= 1e6)):
+        raise ValueError("sigma must be positive and finite, at most 1e6 (beyond it every row is one-hot to 1e-300)")
     if arr.size == 0 or not np.all(np.isfinite(arr)) or not np.all(arr > 0):
         raise ValueError(f"sigma must be positive and finite; got {sigma!r}")
     flat = arr.ravel()
@@ -347,7 +349,7 @@ def saturation_exact(d_k, n_keys=32, *, scaling="sqrt", refine=1):
     ``unit_mass_error``, ``accuracy`` (the stated absolute accuracy) and the arguments.
     """
     d_k = check_d_k(d_k)
-    T = check_integer(n_keys, "n_keys", minimum=2, what="an integer >= 2")
+    T = check_integer(n_keys, "n_keys", minimum=2, maximum=MAX_KEYS, what="an integer >= 2")
     if scaling not in SCALINGS:
         raise ValueError(f"scaling must be one of {SCALINGS}; got {scaling!r}")
     refine = check_integer(refine, "refine")

@@ -29,7 +29,7 @@ import numpy as np
 from .._validation import check_d_k, check_positive, check_rho
 from .laws import entry_law, law_moment
 
-__all__ = ["SCALES", "score_cumulants", "score_scale", "score_tail_index", "scaled_score_moments"]
+__all__ = ["SCALES", "score_central_moments", "score_cumulants", "score_scale", "score_tail_index", "scaled_score_moments"]
 
 SCALES = ("sqrt", "mup", "none")
 
@@ -71,29 +71,45 @@ def _product_raw_moment(law, rho, k):
     return total
 
 
-def score_cumulants(d_k, rho=0.0, *, sigma_q=1.0, sigma_k=1.0, entries="gaussian", scale="sqrt", order=4):
-    """The first ``order`` cumulants :math:`\\kappa_1..\\kappa_{order}` of the score ``c q.k``.
+def _cumulants_from_raw(m):
+    """Cumulants kappa_1..kappa_r from raw moments m_0 = 1, m_1..m_r (the standard recursion)."""
+    kappa = []
+    for n in range(1, len(m)):
+        k = m[n] - sum(math.comb(n - 1, j - 1) * kappa[j - 1] * m[n - j] for j in range(1, n))
+        kappa.append(k)
+    return kappa
 
-    An entry is ``inf`` when the moment it needs diverges (heavy-tailed laws).
+
+def score_cumulants(d_k, rho=0.0, *, sigma_q=1.0, sigma_k=1.0, entries="gaussian", scale="sqrt", order=4):
+    """The first ``order`` (1 to 6) cumulants :math:`\\kappa_1..\\kappa_{order}` of the score ``c q.k``.
+
+    The score is a sum of d_k i.i.d. products, so each is d_k times the product's.  An
+    entry is ``inf`` when the moment it needs diverges (heavy-tailed laws).
     """
     d_k, rho, sq, sk, law, c = _checked(d_k, rho, sigma_q, sigma_k, entries, scale)
-    if order not in (1, 2, 3, 4):
-        raise ValueError(f"order must be 1, 2, 3 or 4; got {order!r}")
+    if isinstance(order, bool) or order not in (1, 2, 3, 4, 5, 6):
+        raise ValueError(f"order must be an integer from 1 to 6; got {order!r}")
     m = [1.0] + [_product_raw_moment(law, rho, k) for k in range(1, order + 1)]
-    if not all(np.isfinite(m)):
-        finite = [x for x in m if np.isfinite(x)]
-        m = finite + [math.inf] * (len(m) - len(finite))
-    kappa = [m[1]]
-    if order >= 2:
-        kappa.append(m[2] - m[1] ** 2)
-    if order >= 3:
-        kappa.append(m[3] - 3 * m[2] * m[1] + 2 * m[1] ** 3)
-    if order >= 4:
-        kappa.append(m[4] - 4 * m[3] * m[1] - 3 * m[2] ** 2 + 12 * m[2] * m[1] ** 2 - 6 * m[1] ** 4)
+    finite = 1
+    while finite < len(m) and np.isfinite(m[finite]):
+        finite += 1
+    kappa = _cumulants_from_raw(m[:finite]) + [math.inf] * (len(m) - finite)
     unit = c * sq * sk
     return np.array(
         [math.inf if not np.isfinite(kj) else d_k * kj * unit ** (j + 1) for j, kj in enumerate(kappa)]
     )
+
+
+def score_central_moments(d_k, rho=0.0, *, sigma_q=1.0, sigma_k=1.0, entries="gaussian", scale="sqrt"):
+    r"""Central moments :math:`(\mu_2, \dots, \mu_6)` of the score ``c q.k``, from its cumulants:
+    :math:`\mu_4 = \kappa_4 + 3\kappa_2^2`, :math:`\mu_5 = \kappa_5 + 10\kappa_3\kappa_2`,
+    :math:`\mu_6 = \kappa_6 + 15\kappa_4\kappa_2 + 10\kappa_3^2 + 15\kappa_2^3` (``inf`` where one diverges)."""
+    _, k2, k3, k4, k5, k6 = score_cumulants(
+        d_k, rho, sigma_q=sigma_q, sigma_k=sigma_k, entries=entries, scale=scale, order=6
+    )
+    with np.errstate(invalid="ignore"):
+        mus = (k2, k3, k4 + 3 * k2**2, k5 + 10 * k3 * k2, k6 + 15 * k4 * k2 + 10 * k3**2 + 15 * k2**3)
+    return tuple(math.inf if not np.isfinite(m) else float(m) for m in mus)
 
 
 def scaled_score_moments(d_k, rho=0.0, *, sigma_q=1.0, sigma_k=1.0, entries="gaussian", scale="sqrt"):

@@ -1,0 +1,222 @@
+r"""The suite's own error rates, measured: every claim re-run over many independent seeds.
+
+One plan (designed once, at a reduced size ``n_factor``) is simulated and evaluated under
+``seeds`` independent root seeds, spawned from one :class:`numpy.random.SeedSequence`.
+Then, per check whose null hypothesis is true by construction (a statistical check
+without an erratum):
+
+* its p-values must be uniform on [0, 1]: Kolmogorov-Smirnov against U(0, 1)
+  (``scipy.stats.kstest``);
+* its rejection rate at 0.05 must be consistent with 0.05: exact two-sided binomial test
+  (``scipy.stats.binomtest``).
+
+Both families are Holm-corrected over the checks at :data:`CALIBRATION_ALPHA`; a check
+whose corrected p-value falls below it is *miscalibrated*.  A conservative check (p-values
+piling up near 1, as the tail correction of :func:`~stats.inference.tails.conservative_pvalue`
+can make them at small n) is reported as such and is not a failure: its false-fail rate is
+below its level, which is the promise a check makes.
+
+Per mutant (a planted mistake), the share of seeds in which some check fails must reach
+its *declared power*: the power, at the calibration's sizes, of its most sensitive check
+against the shift the mutant introduces (the mean over seeds of estimate minus expected
+value, in units of the check's MCSE, at the design level).  A one-sided exact binomial
+test at :data:`CALIBRATION_ALPHA` (Holm over mutants) decides.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
+
+from ..formulas import FORMULAS, changed_fields
+from .runner import DEFAULT_SEED, STATISTICAL_TESTS, Plan, _failing, evaluate, plan, simulate
+
+__all__ = ["CALIBRATION_ALPHA", "CALIBRATION_LEVEL", "calibrate", "calibration_seeds"]
+
+CALIBRATION_LEVEL = 0.05  # the level whose rejection rate is checked
+CALIBRATION_ALPHA = 1e-3  # family-wise level of the calibration's own tests
+
+
+def calibration_seeds(seed, count):
+    """``count`` independent root seeds spawned from ``SeedSequence(seed)`` (64-bit integers)."""
+    if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 2:
+        raise ValueError(f"seeds must be an integer >= 2; got {count!r}")
+    return [int(s.generate_state(1, np.uint64)[0]) for s in np.random.SeedSequence(seed).spawn(int(count))]
+
+
+def _null_checks(the_plan):
+    """Indices of the checks whose null is true by construction."""
+    return [
+        i for i, p in enumerate(the_plan.checks)
+        if not p.untestable and p.check.test in STATISTICAL_TESTS and p.check.erratum is None
+        and not p.check.label.endswith("[corrected]") and p.check.test != "interval"
+    ]
+
+
+def calibrate(*, seeds=200, n_factor=0.02, seed=DEFAULT_SEED, mutants=None, workers=1, scheduler=None, progress=False):
+    """Run the calibration study; returns ``(checks, mutants, pvalues)`` tables.
+
+    ``checks``: one row per null check (KS and binomial p-values, Holm-corrected, the
+    rejection rate, ``calibrated``).  ``mutants``: one row per mutant (catch rate, declared
+    power, ``meets``).  ``pvalues``: tidy (check, seed, p_value), for the QQ figure.
+    """
+    from tqdm.auto import tqdm
+
+    if mutants is None:
+        from .mutants import MUTANTS as mutants
+    roots = calibration_seeds(seed, seeds)
+    the_plan = plan(seed=seed, n_factor=n_factor, workers=workers)
+    null = _null_checks(the_plan)
+    global _STATE
+    _STATE = (the_plan, tuple(mutants), null, scheduler)
+    try:
+        bar = tqdm(total=len(roots), desc="calibration seeds", disable=None if progress else True)
+        if workers > 1 and scheduler is None:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            # Seeds are independent: one per worker process (forked, so the plan is shared, not pickled).
+            methods = multiprocessing.get_all_start_methods()
+            ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+            with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+                parts = []
+                for part in pool.map(_one_seed, roots):
+                    parts.append(part)
+                    bar.update()
+        else:
+            parts = []
+            for root in roots:
+                parts.append(_one_seed(root))
+                bar.update()
+        bar.close()
+    finally:
+        _STATE = None
+    pv = np.array([p[0] for p in parts])
+    caught = np.array([p[1] for p in parts])
+    shift = np.array([p[2] for p in parts])
+    exact_fail = np.any([p[3] for p in parts], axis=0)
+    mcse = np.nanmean(np.array([p[4] for p in parts]), axis=0)
+    checks = _check_table(the_plan, null, pv)
+    muts = _mutant_table(the_plan, mutants, caught, shift, mcse, exact_fail)
+    pvalues = pd.DataFrame(
+        [(the_plan.checks[i].claim.id, the_plan.checks[i].check.label, r, pv[r, c]) for c, i in enumerate(null) for r in range(len(roots))],
+        columns=["claim", "check", "seed_index", "p_value"],
+    )
+    return checks, muts, pvalues
+
+
+_STATE = None
+_SHIFT_TESTS = ("mean", "variance", "ratio", "two_sample")
+
+
+def _one_seed(root):
+    """One seed's p-values of the null checks, and per mutant: caught, shift per check, exact failure."""
+    the_plan, mutants, null, scheduler = _STATE
+    results = simulate(the_plan, seed=root, workers=1, scheduler=scheduler)
+    cache = {}
+    table = evaluate(the_plan, results, cache=cache)
+    shiftable = table["test"].isin(_SHIFT_TESTS).to_numpy()
+    true_shift = (table["estimate"] - table["expected"]).to_numpy(dtype=float)
+    caught = np.zeros(len(mutants), dtype=bool)
+    exact_fail = np.zeros(len(mutants), dtype=bool)
+    shift = np.zeros((len(mutants), len(table)))
+    index = {id(p): i for i, p in enumerate(the_plan.checks)}
+    for j, m in enumerate(mutants):
+        changed = changed_fields(m.formulas)
+        touched = {k for k, job in the_plan.jobs.items() if set(getattr(job.sim, "uses", ())) & changed}
+        mutated = dict(results)
+        if touched:
+            mutated.update(simulate(the_plan, seed=root, formulas=m.formulas, workers=1, scheduler=scheduler, only=touched))
+        # Only the checks the mutant can move: those reading a re-simulated draw or a replaced formula.
+        affected = [
+            p for p in the_plan.checks
+            if set(p.check.uses) & changed or any(ms.sim.key in touched for ms in (p.check.inputs or p.check.measures))
+        ]
+        part = Plan(affected, the_plan.jobs, the_plan.per_test, the_plan.family_size, the_plan.n_factor, the_plan.selection)
+        mt = evaluate(part, mutated, formulas=m.formulas, cache=cache)
+        bad = _failing(mt, the_plan.per_test)
+        caught[j] = len(bad) > 0
+        exact_fail[j] = bool((bad["test"] == "exact").any())
+        # What the mutant moves: its estimate-minus-expected beyond the true formulas' own.
+        rows = np.array([index[id(p)] for p in affected], dtype=int)
+        d = (mt["estimate"] - mt["expected"]).to_numpy(dtype=float) - true_shift[rows]
+        shift[j, rows] = np.where(shiftable[rows] & np.isfinite(d), d, 0.0)
+    mcse = np.where(shiftable, table["mcse"].to_numpy(dtype=float), np.nan)
+    return table["p_value"].to_numpy(dtype=float)[null], caught, shift, exact_fail, mcse
+
+
+def _holm(p):
+    from ..inference.significance import holm_adjust
+
+    p = np.asarray(p, dtype=float)
+    ok = np.isfinite(p)
+    out = np.full(p.shape, np.nan)
+    if ok.any():
+        out[ok] = holm_adjust(p[ok])
+    return out
+
+
+def _check_table(the_plan, null, pv):
+    rows = []
+    for c, i in enumerate(null):
+        p = pv[:, c]
+        p = p[np.isfinite(p)]
+        k = int((p < CALIBRATION_LEVEL).sum())
+        ks = sps.kstest(p, "uniform") if p.size >= 2 else None
+        rows.append(dict(
+            claim=the_plan.checks[i].claim.id,
+            check=the_plan.checks[i].check.label,
+            test=the_plan.checks[i].check.test,
+            seeds=int(p.size),
+            rejection_rate=k / p.size if p.size else math.nan,
+            binomial_p=float(sps.binomtest(k, p.size, CALIBRATION_LEVEL).pvalue) if p.size else math.nan,
+            ks_distance=float(ks.statistic) if ks else math.nan,
+            ks_p=float(ks.pvalue) if ks else math.nan,
+            mean_p=float(p.mean()) if p.size else math.nan,
+        ))
+    t = pd.DataFrame(rows)
+    t["binomial_p_holm"] = _holm(t["binomial_p"])
+    t["ks_p_holm"] = _holm(t["ks_p"])
+    off = (t["binomial_p_holm"] < CALIBRATION_ALPHA) | (t["ks_p_holm"] < CALIBRATION_ALPHA)
+    # Off the uniform law towards large p-values and rejecting no more than the level: conservative.
+    conservative = off & (t["mean_p"] > 0.5) & (t["rejection_rate"] <= CALIBRATION_LEVEL)
+    t["calibrated"] = ~off | conservative
+    t["verdict"] = np.where(~off, "calibrated", np.where(conservative, "conservative", "MISCALIBRATED"))
+    return t
+
+
+def _mutant_table(the_plan, mutants, caught, shift, mcse, exact_fail):
+    z = sps.norm.isf(the_plan.per_test / 2)
+    rows = []
+    for j, m in enumerate(mutants):
+        mean_shift = shift[:, j, :].mean(axis=0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            snr = np.abs(mean_shift) / mcse
+        snr = np.where(np.isfinite(snr), snr, 0.0)
+        best = int(np.argmax(snr)) if snr.size else 0
+        declared = float(sps.norm.cdf(snr[best] - z)) if snr.size else 0.0
+        by = f"{the_plan.checks[best].claim.id} [{the_plan.checks[best].check.label}]" if snr.size else ""
+        if exact_fail[j]:
+            declared, by = 1.0, "an exact check (deterministic)"
+        k = int(caught[:, j].sum())
+        n = caught.shape[0]
+        p = float(sps.binomtest(k, n, declared, alternative="less").pvalue) if 0 < declared < 1 else (1.0 if k == n or declared == 0 else 0.0)
+        rows.append(dict(
+            mutant=m.name,
+            seeds=n,
+            catch_rate=k / n,
+            declared_power=declared,
+            by_check=by,
+            binomial_p=p,
+        ))
+    t = pd.DataFrame(rows)
+    t["binomial_p_holm"] = _holm(t["binomial_p"])
+    t["meets"] = ~(t["binomial_p_holm"] < CALIBRATION_ALPHA)
+    return t
+
+
+def calibration_passed(checks, mutants):
+    return bool(checks["calibrated"].all() and mutants["meets"].all())

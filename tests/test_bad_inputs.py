@@ -1,0 +1,237 @@
+"""Every public name of ``stats`` against NaN, inf, empty, wrong dtype, shape, type and range.
+
+For each public function and model class there is one good call below.  Each argument of
+it is replaced in turn by each bad value; the call must then either raise ``ValueError``
+or ``TypeError`` *from the suite's own code* (the innermost frame of the traceback lies in
+``stats/``: a check, not numpy failing deep inside), or return an answer with no NaN in
+it.  Every public name must be in one of the tables (a new export without an entry fails
+:func:`test_every_public_name_is_covered`), and the records and constants that are not
+called with user input say why.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import math
+import os
+import traceback
+import types
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import stats
+
+STATS_DIR = os.path.dirname(stats.__file__)
+RNG = lambda: np.random.default_rng(0)  # noqa: E731
+QKV = lambda: tuple(np.random.default_rng(1).standard_normal((4, 3)) for _ in range(3))  # noqa: E731
+
+# name -> (args, kwargs) of a good call.  Arrays are small so that every perturbed call is fast.
+_q, _k, _v = QKV()
+_o, _lse = stats.tiled_attention_forward(_q, _k, _v, block_size=2)
+_ms = stats.moment_summary(np.arange(6.0))
+_rs = stats.summarize_rows(np.arange(6.0))
+GOOD = {
+    "as_seed_sequence": ((5,), {}),
+    "attention_backward": ((_q, _k, _v, _q), {}),
+    "attention_flops": ((3, 4, 5, 6), {}),
+    "block_generator": ((np.random.SeedSequence(1), 0), {}),
+    "conservative_pvalue": ((0.5, 100), dict(a1=0.1, a2=0.2)),
+    "cosine_mean": ((16, 0.5), {}),
+    "cosine_moments": ((16,), {}),
+    "detectable_discrepancy": ((100,), dict(sd=1.0, alpha=0.01)),
+    "detectable_ks_distance": ((100,), dict(alpha=0.01)),
+    "distribution_test": ((np.linspace(-1, 1, 20), stats.diff_chi2(4, 0.25, 0.25)), dict(alpha=0.01)),
+    "draw_entries": ((np.random.default_rng(0), "gaussian", (3,)), {}),
+    "dropout_weights": ((np.full((2, 4), 0.25), 0.1, np.random.default_rng(0)), {}),
+    "edgeworth_coefficients": (((1.0, 0.0, 3.0, 0.0, 15.0),), dict(test="log_variance")),
+    "entry_law": (("student_t",), dict(df=10)),
+    "exact_saturation_scores": ((np.random.default_rng(0), np.random.default_rng(1), 3, 8, 4, 0.5), {}),
+    "exp_overflow_threshold": (("float16",), {}),
+    "float_format": (("float16",), {}),
+    "format_max": (("float16",), {}),
+    "gap_density": ((8,), {}),
+    "holm_adjust": (([0.01, 0.5],), {}),
+    "law_moment": ((stats.entry_law("gaussian"), 4), {}),
+    "mean_estimate": (([1.0, 2.0, 4.0],), {}),
+    "mean_test": (([1.0, 2.0, 4.0], 2.0), dict(alpha=0.01)),
+    "merge_moments": ((_ms, _ms), {}),
+    "merge_row_summaries": ((_rs, _rs), {}),
+    "moment_summary": (([1.0, 2.0, 4.0],), {}),
+    "naive_softmax": (([1.0, 2.0],), {}),
+    "proportion_estimate": ((3, 10), {}),
+    "proportion_test": ((3, 10, 0.3), dict(alpha=0.01)),
+    "qknorm_gain": ((32,), {}),
+    "qknorm_logit_mean": ((16, 0.5), dict(gain=3.0)),
+    "quantile_estimate": ((np.arange(20.0), 0.5), {}),
+    "required_ks_sample_size": ((0.2,), dict(alpha=0.01)),
+    "required_sample_size": ((0.1,), dict(sd=1.0, alpha=0.01)),
+    "row_trace": ((np.full((2, 4), 0.25),), {}),
+    "sample_queries_keys": ((3, 4), dict(seed=1)),
+    "sample_scores": ((5, 4), dict(seed=1)),
+    "saturation_asymptotic_value": ((4096, 8), {}),
+    "saturation_asymptotics": ((8,), {}),
+    "saturation_exact": ((4, 8), {}),
+    "saturation_given_scale": ((1.0, 8), {}),
+    "saturation_limit": ((8,), {}),
+    "saturation_row_statistics": ((np.zeros((2, 4)),), {}),
+    "saturation_stats": ((4, 8), dict(n_rows=64, seed=1)),
+    "scale_moments": ((_ms, 2.0), {}),
+    "scaled_dot_product_attention": ((_q, _k, _v), {}),
+    "scaled_score_moments": ((8, 0.5), {}),
+    "score_central_moments": ((8, 0.5), {}),
+    "score_chunks": ((5, 4), dict(seed=1)),
+    "score_cumulants": ((8, 0.5), {}),
+    "score_distribution": ((8, 0.5), {}),
+    "score_scale": ((8,), {}),
+    "score_summary": ((5, 4), dict(seed=1)),
+    "score_tail_index": (("student_t", 0.5), {}),
+    "simulation_seed": ((1, "scores/d_k=4"), {}),
+    "softmax": (([1.0, 2.0],), {}),
+    "softmax_jacobian": (([0.25, 0.75],), {}),
+    "softmax_terms": (([1.0, 2.0],), {}),
+    "softmax_vjp": (([0.25, 0.75], [1.0, -1.0]), {}),
+    "stream_key": (("scores",), dict(d_k=4)),
+    "summarize_rows": ((np.arange(6.0),), {}),
+    "t5_step_ratio": (("adam", "query", 64), {}),
+    "tail_error": ((100,), dict(alpha=1e-3, a1=0.1, a2=0.2)),
+    "tail_sample_size": ((), dict(alpha=1e-3, a1=0.1, a2=0.2)),
+    "tiled_attention_backward": ((_q, _k, _v, _o, _lse, _q), dict(block_size=2)),
+    "tiled_attention_forward": ((_q, _k, _v), dict(block_size=2)),
+    "variance_estimate": (([1.0, 2.0, 4.0, 8.0],), {}),
+    "variance_ratio_test": (([1.0, 2.0, 4.0, 8.0, 3.0], [1.0, 2.5, 4.0, 7.0, 3.0], 1.0), dict(alpha=0.01)),
+    "variance_test": (([1.0, 2.0, 4.0, 8.0, 3.0], 5.0), dict(alpha=0.01)),
+    "winner_bound": ((1.0, 8), {}),
+    # The simulated models: their constructors validate every parameter.
+    "BackwardSim": ((), dict(T_q=3, T_k=5, d_k=4, d_v=3)),
+    "CosineSim": ((16, 0.5), {}),
+    "DropoutSim": ((), dict(p=0.1, n_keys=8)),
+    "EntryLaw": (("student_t", 10.0), {}),
+    "FlopSim": ((), dict(max_size=8)),
+    "HeadSim": ((8, "sqrt"), {}),
+    "JacobianSim": ((), dict(n_keys=8)),
+    "SaturationSim": ((8, 8), {}),
+    "ScoreSim": ((8, 0.5), {}),
+    "SmallScoreSim": ((0.01, 8), {}),
+    "SpectrumSim": ((8, 8), {}),
+    "StableSoftmaxSim": ((), dict(dtype="float16", n_keys=8)),
+    "T5Sim": ((8, "adam"), {}),
+    "TiledSim": ((), dict(T_q=3, T_k=5, d_k=4, d_v=3, block_size=2)),
+    "select_claims": (("saturation*",), {}),
+}
+
+#: Callables whose inputs are the suite's own objects, not a user's numbers; each covered elsewhere.
+ORCHESTRATION = {
+    "count_matmuls": "a context manager without arguments (tests/test_attention.py)",
+    "attention_matmul_flops": "reads count_matmuls' own log (tests/test_attention.py)",
+    "default_workers": "no arguments",
+    "evaluate": "takes a Plan and results made by plan/simulate (tests/test_claims.py)",
+    "evaluate_mutants": "takes a Plan and results made by plan/simulate (tests/test_claims.py)",
+    "gradient_check": "takes the caller's own function; its x is validated (tests/test_numerics.py)",
+    "numerical_gradient": "takes the caller's own function (tests/test_numerics.py)",
+    "passed": "takes the table evaluate returns",
+    "plan": "its options are validated (tests/test_claims.py::test_plan_rejects_bad_options)",
+    "run_simulation": "takes a Simulation object, validated at construction (tests/test_engine.py)",
+    "run_simulations": "takes Jobs of Simulation objects (tests/test_engine.py)",
+    "simulate": "takes a Plan made by plan",
+    "verify_claims": "plan + simulate + evaluate (tests/test_claims.py)",
+    "diff_chi2": "a scipy.stats rv_continuous instance; scipy validates its shape parameters",
+    "BIT_GENERATOR": "numpy's SFC64, validated by numpy",
+}
+#: Plain records: the library fills them; they are values, not entry points.
+RECORDS = {
+    "Check", "Claim", "Erratum", "Estimate", "Formulas", "GradientCheck", "Job", "Measure", "MomentSummary",
+    "Mutant", "Plan", "PlannedCheck", "RowSummary", "SimFailure", "SimResult", "Simulation", "Stated",
+    "TestResult", "UntestableError",
+}
+
+BAD = {
+    "nan": math.nan,
+    "inf": math.inf,
+    "-inf": -math.inf,
+    "negative": -1,
+    "zero": 0,
+    "huge": 10**30,
+    "empty": [],
+    "string": "x",
+    "none": None,
+    "object": object(),
+    "bool": True,
+    "wrong shape": np.ones((2, 3, 4)),
+    "nan array": np.array([1.0, math.nan]),
+    "string array": np.array(["a", "b"]),
+}
+
+
+def _has_nan(value, depth=0):
+    if depth > 4:
+        return False
+    if isinstance(value, (float, np.floating)):
+        return bool(np.isnan(value))
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind in "fc" and bool(np.isnan(value).any())
+    if isinstance(value, (pd.Series, pd.DataFrame)):
+        return bool(value.select_dtypes("number").isna().to_numpy().any()) if isinstance(value, pd.DataFrame) else (
+            value.dtype.kind in "fc" and bool(value.isna().any())
+        )
+    if isinstance(value, dict):
+        return any(_has_nan(v, depth + 1) for v in value.values())
+    if isinstance(value, (tuple, list)):
+        return any(_has_nan(v, depth + 1) for v in value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return any(_has_nan(getattr(value, f.name), depth + 1) for f in dataclasses.fields(value))
+    if isinstance(value, types.GeneratorType):
+        return any(_has_nan(v, depth + 1) for v in value)
+    return False
+
+
+def _raised_in_suite(exc):
+    frames = traceback.extract_tb(exc.__traceback__)
+    return bool(frames) and frames[-1].filename.startswith(STATS_DIR)
+
+
+def _cases():
+    for name, (args, kwargs) in sorted(GOOD.items()):
+        for i in range(len(args)):
+            for bad in BAD:
+                yield pytest.param(name, ("arg", i), bad, id=f"{name}-arg{i}-{bad}")
+        for key in kwargs:
+            for bad in BAD:
+                yield pytest.param(name, ("kw", key), bad, id=f"{name}-{key}-{bad}")
+
+
+def test_every_public_name_is_covered():
+    names = set(stats.__all__)
+    callables = {n for n in names if callable(getattr(stats, n))}
+    uncovered = callables - set(GOOD) - set(ORCHESTRATION) - RECORDS
+    assert not uncovered, f"public names with no bad-input entry: {sorted(uncovered)}"
+    assert not (set(GOOD) | set(ORCHESTRATION) | RECORDS) - names, "entries for names that are not public"
+
+
+@pytest.mark.parametrize("name", sorted(GOOD))
+def test_good_call_is_good(name):
+    args, kwargs = GOOD[name]
+    assert not _has_nan(getattr(stats, name)(*args, **kwargs))
+
+
+@pytest.mark.parametrize("name, where, bad", list(_cases()))
+def test_bad_input(name, where, bad):
+    args, kwargs = GOOD[name]
+    args, kwargs = list(args), dict(kwargs)
+    if where[0] == "arg":
+        args[where[1]] = BAD[bad]
+    else:
+        kwargs[where[1]] = BAD[bad]
+    try:
+        with np.errstate(all="ignore"):
+            out = getattr(stats, name)(*args, **kwargs)
+            nan = _has_nan(out)
+    except (ValueError, TypeError) as exc:
+        assert _raised_in_suite(exc), f"{type(exc).__name__} from outside the suite's checks: {exc}"
+        assert str(exc), "an error must say what is wrong"
+        return
+    except Exception as exc:  # noqa: BLE001 - the point of the test
+        pytest.fail(f"{name} with {where} = {bad}: {type(exc).__name__} instead of ValueError/TypeError: {exc}")
+    assert not nan, f"{name} with {where} = {bad} returned NaN"
