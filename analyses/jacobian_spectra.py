@@ -23,10 +23,12 @@ FIGURES = {
         width="full",
         caption="Spectrum of the softmax Jacobian diag(a) - a a^T on the rows of a fresh head (32 keys) against the width: "
         "its trace, the sum of squared eigenvalues tr J^2 (the mean squared gradient passed to the scores), and the "
-        "effective rank (sum l)^2 / sum l^2. Without scaling tr J and tr J^2 fall like d_k^(-1/2) (dotted); with "
+        "effective rank (sum l)^2 / sum l^2, computed from the weights (eigenvalues of a nearly one-hot row are "
+        "rounding noise). Without scaling tr J and tr J^2 fall like d_k^(-1/2) (dotted, under the data); with "
         "1/sqrt(d_k) they stay put. Markers: Monte Carlo means (2 MCSE bars); bands: the middle half of the rows, whose "
-        "lower edge without scaling drops below the axis (1e-4) from d_k = 256 on: the typical row passes no gradient "
-        "and the mean is carried by the few nearly tied ones.",
+        "lower edge without scaling drops below the axis (1e-4) from d_k = 256 to 1024, and the whole band from "
+        "4096 (tr J^2) and 16384 (tr J): the typical row passes no gradient and the mean is carried by the few "
+        "nearly tied ones.",
         claims=("jacobian-spectrum", "saturated-jacobian-vanishes", "jacobian-gradient-norm"),
     ),
 }

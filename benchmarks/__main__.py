@@ -312,14 +312,22 @@ def _blas():
 
 
 def main(argv=None):
-    from stats.__main__ import writable_dir
+    from stats.__main__ import _Parser, writable_dir
 
-    p = argparse.ArgumentParser(prog="python -m benchmarks", description="Measure the suite's speed as ratios, side by side.")
+    p = _Parser(prog="python -m benchmarks", description="Measure the suite's speed as ratios, side by side.")
     p.add_argument("--out", default="reports", help="output folder for bench.csv (default: reports)")
     p.add_argument("--reps", type=int, default=15, help="timed pairs per ratio (default 15; at least 3)")
     p.add_argument("--quick", action="store_true", help="fewer repetitions, no full verify and no report build")
     p.add_argument("--skip-reports", action="store_true", help="do not time the report build (about 5 minutes)")
     args = p.parse_args(argv)
+    try:
+        return _run(args, p, writable_dir)
+    except KeyboardInterrupt:
+        sys.stderr.write("python -m benchmarks: interrupted\n")
+        return 130
+
+
+def _run(args, p, writable_dir):
     if args.reps < 3:
         p.error("--reps must be at least 3 (a median of fewer pairs is noise)")
     out = writable_dir(args.out, p)

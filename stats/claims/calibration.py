@@ -17,15 +17,20 @@ can make them at small n) is reported as such and is not a failure: its false-fa
 below its level, which is the promise a check makes.
 
 Per mutant (a planted mistake), the share of seeds in which some check fails must reach
-its *declared power*: the power, at the calibration's sizes, of its most sensitive check
-against the shift the mutant introduces (the mean over seeds of estimate minus expected
-value, in units of the check's MCSE, at the design level).  A one-sided exact binomial
+its *declared power*: 1 where a deterministic check catches it (an exact check, an
+identity violated on the rows, or an ``ERROR`` from a NaN); otherwise the power, at the
+calibration's sizes, of its most sensitive mean, variance, ratio or two-sample check
+against the shift the mutant introduces (the mean over seeds of its estimate minus
+expected value beyond the true formulas', in units of the check's MCSE, at the design
+level).  A mutant caught only by a Kolmogorov-Smirnov check gets no declared power from
+that check (its shift is not a mean), which makes its test vacuous: the README says so.  A one-sided exact binomial
 test at :data:`CALIBRATION_ALPHA` (Holm over mutants) decides.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -98,7 +103,9 @@ def calibrate(*, seeds=200, n_factor=0.02, seed=DEFAULT_SEED, mutants=None, work
     caught = np.array([p[1] for p in parts])
     shift = np.array([p[2] for p in parts])
     exact_fail = np.any([p[3] for p in parts], axis=0)
-    mcse = np.nanmean(np.array([p[4] for p in parts]), axis=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # checks without an MCSE (exact, identity) stay NaN
+        mcse = np.nanmean(np.array([p[4] for p in parts]), axis=0)
     checks = _check_table(the_plan, null, pv)
     muts = _mutant_table(the_plan, mutants, caught, shift, mcse, exact_fail)
     pvalues = pd.DataFrame(
@@ -139,7 +146,8 @@ def _one_seed(root):
         mt = evaluate(part, mutated, formulas=m.formulas, cache=cache)
         bad = _failing(mt, the_plan.per_test)
         caught[j] = len(bad) > 0
-        exact_fail[j] = bool((bad["test"] == "exact").any())
+        # Deterministic catches: an exact check, an identity violated on the rows, or an ERROR (NaN).
+        exact_fail[j] = bool((bad["test"].isin(["exact", "identity"]) | (bad["verdict"] == "ERROR")).any())
         # What the mutant moves: its estimate-minus-expected beyond the true formulas' own.
         rows = np.array([index[id(p)] for p in affected], dtype=int)
         d = (mt["estimate"] - mt["expected"]).to_numpy(dtype=float) - true_shift[rows]
@@ -200,7 +208,7 @@ def _mutant_table(the_plan, mutants, caught, shift, mcse, exact_fail):
         declared = float(sps.norm.cdf(snr[best] - z)) if snr.size else 0.0
         by = f"{the_plan.checks[best].claim.id} [{the_plan.checks[best].check.label}]" if snr.size else ""
         if exact_fail[j]:
-            declared, by = 1.0, "an exact check (deterministic)"
+            declared, by = 1.0, "a deterministic check (exact, identity or ERROR)"
         k = int(caught[:, j].sum())
         n = caught.shape[0]
         p = float(sps.binomtest(k, n, declared, alternative="less").pvalue) if 0 < declared < 1 else (1.0 if k == n or declared == 0 else 0.0)

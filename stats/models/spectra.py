@@ -10,7 +10,7 @@ Statistics per row (:math:`\lambda_1 \le \dots \le \lambda_T`, :math:`a_{(1)} \l
 
 ==============  ===============================================================
 ``lam_max``     :math:`\lambda_T`
-``eff_rank``    :math:`(\sum\lambda)^2/\sum\lambda^2` (0 for a zero matrix)
+``eff_rank``    :math:`(\sum\lambda)^2/\sum\lambda^2`, from the weights (1 for an exactly one-hot row)
 ``tr_j``        :math:`\operatorname{tr} J = \sum\lambda`
 ``tr_j2``       :math:`\operatorname{tr} J^2 = \sum\lambda^2`
 ``quad_excess`` :math:`\lVert Jg\rVert^2 - \operatorname{tr}J^2` for g ~ N(0, I): mean 0,
@@ -56,6 +56,31 @@ JACOBIAN_IDENTITIES = ("psd", "null_vector", "trace", "trace_square", "half", "s
 _CHUNK = 1024  # rows whose T x T Jacobians are held at once
 
 
+def _effective_rank(a):
+    r""":math:`(\operatorname{tr}J)^2/\operatorname{tr}J^2` from the weights, without eigenvalues.
+
+    :math:`\operatorname{tr}J = \sum_j a_j c_j` and :math:`\operatorname{tr}J^2 = \|J\|_F^2 =
+    \sum_j a_j^2 (c_j^2 + d_j)` with :math:`c_j = 1 - a_j` and :math:`d_j = \|a\|^2 - a_j^2`,
+    except that for the largest weight both are sums over the other weights: near one-hot,
+    eigenvalues (and ``1 - a_max``) are rounding noise, and an effective rank from them can
+    fall below 1, which no non-zero PSD matrix allows.
+    """
+    j = a.argmax(axis=1)[:, None]
+    others = a.copy()
+    np.put_along_axis(others, j, 0.0, axis=1)
+    c = 1.0 - a
+    np.put_along_axis(c, j, others.sum(axis=1, keepdims=True), axis=1)
+    a2 = a * a
+    d = a2.sum(axis=1, keepdims=True) - a2
+    np.put_along_axis(d, j, (others * others).sum(axis=1, keepdims=True), axis=1)
+    tr = np.sum(a * c, axis=1)
+    tr2 = np.sum(a2 * (c * c + d), axis=1)
+    with np.errstate(invalid="ignore", divide="ignore", under="ignore"):
+        # An exactly one-hot row (the other weights underflowed): the limit as they vanish
+        # with widening gaps is 1 (the winner against the runner-up).
+        return np.where(tr2 > 0, tr * tr / np.where(tr2 > 0, tr2, 1.0), 1.0)
+
+
 def jacobian_spectrum_statistics(a, g, formulas):
     """The statistics of the module docstring for weights ``a`` and upstream draws ``g``, both ``(rows, T)``."""
     rows, T = a.shape
@@ -66,8 +91,7 @@ def jacobian_spectrum_statistics(a, g, formulas):
     tr2 = np.vecdot(lam, lam)
     asort = np.sort(a, axis=1)
     a2 = np.vecdot(a, a)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        eff = np.where(tr2 > 0, tr * tr / np.where(tr2 > 0, tr2, 1.0), 0.0)
+    eff = _effective_rank(a)
     Jg = np.einsum("rij,rj->ri", J, g)
     inter = np.maximum(
         np.maximum(lam - asort, 0.0).max(axis=1),
