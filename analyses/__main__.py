@@ -40,12 +40,9 @@ def _seed(text):
     return v
 
 
-def main(argv=None):
-    from stats.__main__ import writable_dir
+def build_parser():
     from stats.claims.runner import DEFAULT_SEED
     from stats.engine.executors import default_workers
-
-    from ._data import DataError, read_manifest
 
     parser = _Parser(prog="python -m analyses", description="Run the studies behind the book's figures.")
     parser.add_argument("names", nargs="*", metavar="STUDY", help=f"studies to run (default: all): {', '.join(ANALYSES)}")
@@ -56,6 +53,15 @@ def main(argv=None):
     parser.add_argument("--seed", type=_seed, default=int(os.environ.get("SEED", DEFAULT_SEED)), help="root seed (default: $SEED or the suite's)")
     parser.add_argument("--quick", action="store_true", help="a draft: about a tenth of the draws, marked as such")
     parser.add_argument("--workers", type=_count, default=default_workers(), help="processes on this machine (default: all cores)")
+    return parser
+
+
+def main(argv=None):
+    from stats.__main__ import writable_dir
+
+    from ._data import DataError, read_manifest
+
+    parser = build_parser()
     args = parser.parse_args(argv)
     unknown = [n for n in args.names if n not in ANALYSES]
     if unknown:

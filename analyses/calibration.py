@@ -67,9 +67,14 @@ def render(out, *, draft=False):
     return paths
 
 
-def main(argv=None):
+def build_parser():
     parser = argparse.ArgumentParser(prog="python -m analyses.calibration", description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="reports", help="folder holding calibration.csv (default: reports)")
+    return parser
+
+
+def main(argv=None):
+    parser = build_parser()
     args = parser.parse_args(argv)
     out = Path(args.out)
     missing = [n for n in ("calibration.csv", "calibration-pvalues.csv") if not (out / n).exists()]

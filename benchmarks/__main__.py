@@ -311,14 +311,21 @@ def _blas():
         return "unknown"
 
 
-def main(argv=None):
-    from stats.__main__ import _Parser, writable_dir
+def build_parser():
+    from stats.__main__ import _Parser
 
     p = _Parser(prog="python -m benchmarks", description="Measure the suite's speed as ratios, side by side.")
     p.add_argument("--out", default="reports", help="output folder for bench.csv (default: reports)")
     p.add_argument("--reps", type=int, default=15, help="timed pairs per ratio (default 15; at least 3)")
     p.add_argument("--quick", action="store_true", help="fewer repetitions, no full verify and no report build")
     p.add_argument("--skip-reports", action="store_true", help="do not time the report build (about 5 minutes)")
+    return p
+
+
+def main(argv=None):
+    from stats.__main__ import writable_dir
+
+    p = build_parser()
     args = p.parse_args(argv)
     try:
         return _run(args, p, writable_dir)
