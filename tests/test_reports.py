@@ -36,7 +36,10 @@ def built(tmp_path_factory):
 
 def _digests(out):
     skip = {p for name, m in ANALYSES.items() if getattr(m, "MEASURED", False) for p in _study_outputs(out, name)}
-    files = [p for p in out.rglob("*") if p.is_file() and p.suffix in (".csv", ".png", ".pdf", ".tex") and p not in skip]
+    files = [
+        p for p in out.rglob("*")
+        if p.is_file() and p.suffix in (".csv", ".png", ".pdf", ".tex") and p not in skip and p.name != "page-screenshot.png"
+    ]
     return {str(p.relative_to(out)): hashlib.sha256(p.read_bytes()).hexdigest() for p in files}
 
 

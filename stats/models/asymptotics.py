@@ -161,15 +161,17 @@ def _asymptotics(T):
     )
 
 
-def saturation_asymptotic_value(d_k, n_keys=32, *, scaling="none", statistic="max_weight", terms=2, constants=None):
+def saturation_asymptotic_value(d_k, n_keys=32, *, scaling="none", statistic=None, terms=2, constants=None):
     """The asymptotic law's value at width ``d_k``: ``terms`` = 1 (leading) or 2 (with the 1/d_k term).
 
-    ``statistic`` is ``"one_minus_max"`` or ``"trace"`` for ``scaling="none"`` and
-    ``"max_weight"`` or ``"trace"`` for ``scaling="sqrt"``.
+    ``statistic`` is ``"one_minus_max"`` (the default) or ``"trace"`` for ``scaling="none"``,
+    and ``"max_weight"`` (the default) or ``"trace"`` for ``scaling="sqrt"``.
     """
     d_k = check_d_k(d_k)
     if scaling not in ("none", "sqrt"):
         raise ValueError(f"scaling must be 'none' or 'sqrt'; got {scaling!r}")
+    if statistic is None:
+        statistic = "one_minus_max" if scaling == "none" else "max_weight"
     allowed = ("one_minus_max", "trace") if scaling == "none" else ("max_weight", "trace")
     if statistic not in allowed:
         raise ValueError(f"statistic must be one of {allowed} for scaling={scaling!r}; got {statistic!r}")
