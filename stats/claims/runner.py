@@ -240,8 +240,9 @@ def _sd_of(check, measure, seed, pilots, workers, beta):
     return float(check.sd), None, "bound"
 
 
-#: Random numbers a check may draw to bring its tail error down to TAIL_FRACTION; beyond
-#: it the check is untestable at the design level (the reason says what it would cost).
+#: Random numbers a check may draw to bring its tail error down to TAIL_FRACTION; past it
+#: the check keeps the largest affordable n with a conservative p-value (and is untestable
+#: only if even that n leaves a tail error above TAIL_LIMIT).
 TAIL_BUDGET = float(1 << 27)
 TAIL_TESTS = {"mean": "mean", "two_sample": "mean", "interval": "mean", "variance": "log_variance", "ratio": "log_variance"}
 
