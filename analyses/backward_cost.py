@@ -39,9 +39,10 @@ FIGURES = {
 }
 
 
-def _peak(fn):
+def peak_memory(fn):
+    """Peak bytes traced (``tracemalloc``) while ``fn()`` runs."""
     tracemalloc.start()
-    tracemalloc.reset_peak()
+    tracemalloc.resetpeak_memory()
     fn()
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
@@ -68,8 +69,8 @@ def simulate(out, *, seed, quick=False, workers=1):
     for T in LENGTHS[:3] if quick else LENGTHS:
         Q, K, V, dO = (rng.standard_normal((T, D), dtype=np.float32) for _ in range(4))
         O, lse = tiled_attention_forward(Q, K, V, block_size=BLOCK)
-        dense = _peak(lambda: attention_backward(Q, K, V, dO))
-        tiled = _peak(lambda: tiled_attention_backward(Q, K, V, O, lse, dO, block_size=BLOCK))
+        dense = peak_memory(lambda: attention_backward(Q, K, V, dO))
+        tiled = peak_memory(lambda: tiled_attention_backward(Q, K, V, O, lse, dO, block_size=BLOCK))
         with count_matmuls() as log:
             attention_backward(Q, K, V, dO)
         flops = attention_matmul_flops(log)

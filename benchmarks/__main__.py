@@ -19,11 +19,12 @@ import subprocess
 import sys
 import tempfile
 import time
-import tracemalloc
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from analyses.backward_cost import peak_memory
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -54,15 +55,6 @@ def _meets(value, target):
     op, num = target.split(" ", 1)
     num = float(num)
     return {"<=": value <= num, ">=": value >= num, "<": value < num, ">": value > num}[op]
-
-
-def _peak(fn):
-    tracemalloc.start()
-    tracemalloc.reset_peak()
-    fn()
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
-    return peak
 
 
 # ------------------------------------------------------------------ samplers
@@ -173,8 +165,8 @@ def attention_benchmarks(reps):
     for T in Ts:
         Q, K, V, dO = (rng.standard_normal((T, d), dtype=np.float32) for _ in range(4))
         O, lse = tiled_attention_forward(Q, K, V, block_size=256)
-        dense.append(_peak(lambda: attention_backward(Q, K, V, dO)))
-        tiled.append(_peak(lambda: tiled_attention_backward(Q, K, V, O, lse, dO, block_size=256)))
+        dense.append(peak_memory(lambda: attention_backward(Q, K, V, dO)))
+        tiled.append(peak_memory(lambda: tiled_attention_backward(Q, K, V, O, lse, dO, block_size=256)))
         rows.append(row(f"peak memory, dense / tiled backward, T={T}", dense[-1] / tiled[-1], "", "ratio",
                         f"{dense[-1] / 2**20:.0f} MiB / {tiled[-1] / 2**20:.1f} MiB (tracemalloc), d={d}, tiles of 256"))
     for name, ys, target in (("dense", dense, ">= 1.8"), ("tiled", tiled, "<= 1.2")):
