@@ -42,7 +42,7 @@ FIGURES = {
 def peak_memory(fn):
     """Peak bytes traced (``tracemalloc``) while ``fn()`` runs."""
     tracemalloc.start()
-    tracemalloc.resetpeak_memory()
+    tracemalloc.reset_peak()
     fn()
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
