@@ -67,5 +67,6 @@ def figures(out):
     axes[0].set_ylabel(r"$\sqrt{d_k}\,(1 - E\max_j a_j)$, unscaled")
     axes[1].set_ylabel(r"$\sqrt{d_k}\,E[1 - \|a\|^2]$, unscaled")
     axes[2].set_ylabel(r"$d_k\,(E\max_j a_j - \mathrm{limit})$, $1/\sqrt{d_k}$")
-    axes[0].legend(loc="upper right", ncol=2, frameon=True)
+    # In the empty band of the right panel, clear of every curve (one colour per T in all panels).
+    axes[2].legend(*axes[0].get_legend_handles_labels(), loc="lower right", bbox_to_anchor=(1.0, 0.14), ncol=2, frameon=True)
     return {"asymptotics": fig}

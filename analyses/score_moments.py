@@ -43,8 +43,8 @@ FIGURES = {
     "correlated_logits": dict(
         width="column",
         caption=f"Mean logit of a key correlated with its query (rho = {RHO}) against the width: it grows like "
-        f"rho sqrt(d_k) under 1/sqrt(d_k), stays at rho under muP's 1/d_k, and stays below the gain g = {GAIN:.3g} under "
-        "QK-norm (exact curves; Monte Carlo markers with 2 MCSE bars).",
+        f"rho sqrt(d_k) under 1/sqrt(d_k), stays at rho under muP's 1/d_k, and under QK-norm levels off at rho g, "
+        f"below the gain g = {GAIN:.3g} (exact curves; Monte Carlo markers with 2 MCSE bars, smaller than the markers).",
         claims=("correlated-mean-scaled", "mup-mean", "qknorm-bounded"),
     ),
 }
