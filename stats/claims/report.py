@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import platform
 import subprocess
@@ -81,11 +82,9 @@ def provenance(**run):
     import scipy
 
     versions = {"python": platform.python_version(), "numpy": numpy.__version__, "scipy": scipy.__version__, "pandas": pd.__version__}
-    try:
-        import torch
-
-        versions["torch"] = torch.__version__
-    except Exception:  # noqa: BLE001
+    try:  # the installed version, read without importing PyTorch (~1 s)
+        versions["torch"] = importlib.metadata.version("torch")
+    except importlib.metadata.PackageNotFoundError:
         versions["torch"] = None
     return {**run, "git_commit": _git_commit(), "versions": versions, "machine": f"{platform.machine()}, {platform.system()}"}
 

@@ -22,6 +22,8 @@ r"""Run the claims registry: design the sample sizes, simulate, test, correct, r
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import math
 from dataclasses import dataclass, field
 
@@ -145,12 +147,12 @@ def select_claims(patterns=None, claims=None):
 # ------------------------------------------------------------------------ planning
 
 
+@functools.lru_cache(maxsize=None)
 def _torch_available():
-    try:
-        import torch  # noqa: F401
-    except Exception:  # noqa: BLE001 - any import failure means "not usable here"
-        return False
-    return True
+    # Found, not imported: the plan asks this of every check in the family, and importing
+    # PyTorch costs ~1 s that a selection without PyTorch checks should not pay.  A broken
+    # installation then fails loudly in the checks that import it.
+    return importlib.util.find_spec("torch") is not None
 
 
 def _untestable_reason(check: Check):
