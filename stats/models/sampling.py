@@ -46,6 +46,7 @@ import numpy as np
 
 from .._validation import MAX_ROWS, check_d_k, check_generator, check_integer, check_positive, check_rho
 from ..engine.simulation import Simulation
+from ..engine.scratch import scratch
 from ..engine.streams import BLOCK_ROWS, as_seed_sequence, block_generator, simulation_seed, stream_key
 from ..inference.estimators import MomentSummary, merge_moments, moment_summary
 from .laws import EntryLaw, entry_law
@@ -236,40 +237,41 @@ def _score_block_chunks(sim, sim_seed, block, rows, chunk_size):
         # Student-t keys as normal scale mixtures: x.z | x, scales ~ N(0, sum x_m^2 w_m^2).
         nu = sim.entries.df
         rows_per_chunk = _rows_per_chunk(d_k * keys, chunk_size)
-        done = 0
-        while done < rows:
-            r = min(rows_per_chunk, rows - done)
-            x = draw_entries(q_rng, sim.entries, (r, d_k))
-            score = np.zeros((r, keys))
-            if rho != 0.0:
-                score += rho * np.vecdot(x, x)[:, None]
-            if s > 0:
-                v = z_rng.standard_gamma(nu / 2.0, size=(r, keys, d_k))  # chi2_nu / 2
-                np.divide((nu - 2.0) / 2.0, v, out=v)  # w^2 = (nu - 2)/chi2_nu
-                var = np.vecdot(v, (x * x)[:, None, :])
-                score += s * np.sqrt(var) * z_rng.standard_normal((r, keys))
-            score *= c
-            done += r
-            yield score
+        with scratch((rows_per_chunk, keys, d_k) if s > 0 else (0,)) as v_buf:
+            done = 0
+            while done < rows:
+                r = min(rows_per_chunk, rows - done)
+                x = draw_entries(q_rng, sim.entries, (r, d_k))
+                score = np.zeros((r, keys))
+                if rho != 0.0:
+                    score += rho * np.vecdot(x, x)[:, None]
+                if s > 0:
+                    v = z_rng.standard_gamma(nu / 2.0, out=v_buf[:r])  # chi2_nu / 2
+                    np.divide((nu - 2.0) / 2.0, v, out=v)  # w^2 = (nu - 2)/chi2_nu
+                    var = np.vecdot(v, (x * x)[:, None, :])
+                    score += s * np.sqrt(var) * z_rng.standard_normal((r, keys))
+                score *= c
+                done += r
+                yield score
         return
     dtype = np.float32 if method == "float32" else np.float64
     law = sim.entries
     rows_per_chunk = _rows_per_chunk(d_k * keys, chunk_size)
-    x_buf = np.empty((rows_per_chunk, d_k), dtype=dtype)
-    z_buf = np.empty((rows_per_chunk, keys, d_k), dtype=dtype) if s > 0 else None
-    done = 0
-    while done < rows:
-        r = min(rows_per_chunk, rows - done)
-        x = draw_entries(q_rng, law, (r, d_k), out=x_buf[:r])
-        score = np.zeros((r, keys))
-        if rho != 0.0:
-            score += rho * np.vecdot(x, x)[:, None]
-        if s > 0:
-            z = draw_entries(z_rng, law, (r, keys, d_k), out=z_buf[:r])
-            score += s * np.vecdot(z, x[:, None, :])
-        score *= c
-        done += r
-        yield score
+    # Pooled buffers: fresh ones would cost a page fault per page on every block (scratch.py).
+    with scratch((rows_per_chunk, d_k), dtype) as x_buf, scratch((rows_per_chunk, keys, d_k) if s > 0 else (0,), dtype) as z_buf:
+        done = 0
+        while done < rows:
+            r = min(rows_per_chunk, rows - done)
+            x = draw_entries(q_rng, law, (r, d_k), out=x_buf[:r])
+            score = np.zeros((r, keys))
+            if rho != 0.0:
+                score += rho * np.vecdot(x, x)[:, None]
+            if s > 0:
+                z = draw_entries(z_rng, law, (r, keys, d_k), out=z_buf[:r])
+                score += s * np.vecdot(z, x[:, None, :])
+            score *= c
+            done += r
+            yield score
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,7 @@ import pandas as pd
 
 from .._validation import as_real_array, check_d_k, check_finite, check_generator, check_integer, check_positive
 from ..engine.simulation import Simulation
+from ..engine.scratch import scratch
 from ..engine.streams import block_generator, stream_key
 from .laws import EntryLaw, entry_law
 from .sampling import draw_entries
@@ -194,11 +195,13 @@ class SaturationSim(Simulation):
             return formulas.saturation_sampler(q_rng, k_rng, rows, self.d_k, self.n_keys, c)
         out = np.empty((rows, self.n_keys))
         step = max(1, min(rows, chunk_size // ((1 + self.n_keys) * self.d_k)))
-        for start in range(0, rows, step):
-            r = min(step, rows - start)
-            x = draw_entries(q_rng, self.entries, (r, self.d_k))
-            z = draw_entries(k_rng, self.entries, (r, self.n_keys, self.d_k))
-            out[start : start + r] = c * np.vecdot(z, x[:, None, :])
+        # Pooled buffers: fresh ones would cost a page fault per page on every block (engine/scratch.py).
+        with scratch((step, self.d_k)) as x_buf, scratch((step, self.n_keys, self.d_k)) as z_buf:
+            for start in range(0, rows, step):
+                r = min(step, rows - start)
+                x = draw_entries(q_rng, self.entries, (r, self.d_k), out=x_buf[:r])
+                z = draw_entries(k_rng, self.entries, (r, self.n_keys, self.d_k), out=z_buf[:r])
+                out[start : start + r] = c * np.vecdot(z, x[:, None, :])
         return out
 
     def run_block(self, sim_seed, block, rows, formulas, chunk_size):
