@@ -26,7 +26,14 @@ def _summaries(res):
     return {k: tuple(getattr(v, f) for f in ("n", "mean", "m2", "m3", "m4", "minimum", "maximum")) for k, v in res.summaries.items()}
 
 
-@pytest.mark.parametrize("sim", [ScoreSim(16, 0.3, entries=entry_law("student_t")), SaturationSim(8, 16, "none", method="direct")])
+@pytest.mark.parametrize("sim", [
+    ScoreSim(16, 0.3, entries=entry_law("student_t")),
+    ScoreSim(16, 0.3, entries=entry_law("student_t"), n_keys=3, method="mixture"),
+    ScoreSim(16, 0.3, entries=entry_law("rademacher"), n_keys=3, method="bitpacked"),
+    ScoreSim(16, 0.3, n_keys=3, method="chi2"),
+    ScoreSim(16, 0.3, entries=entry_law("uniform"), n_keys=3, method="float32"),
+    SaturationSim(8, 16, "none", method="direct"),
+], ids=lambda s: s.key)
 def test_workers_and_chunk_size_change_no_bit(sim):
     n = 3 * BLOCK_ROWS + 77
     ref = run_simulation(sim, n, seed=9, workers=1)

@@ -146,6 +146,12 @@ def select_claims(patterns=None, claims=None):
 
 # ------------------------------------------------------------------------ planning
 
+# Random numbers a sampler holds at once (1 MiB of float64), below the engine's default of
+# 2^20: a chunk that stays in a core's L2 cache made a 25 s verify selection 5-10% faster
+# here.  The numbers do not depend on it (tests/test_engine.py); every registry
+# simulation's row fits in it (the widest, d_k = 4096 with 16 keys, holds 65536).
+CHUNK_NUMBERS = 1 << 17
+
 
 @functools.lru_cache(maxsize=None)
 def _torch_available():
@@ -209,7 +215,8 @@ def _run_pilots(sims, seed, cache, workers, n_factor=1.0, after_submit=None):
             after_submit()
         return
     res = run_simulations(
-        list(todo.values()), seed=seed, formulas=FORMULAS, workers=workers, desc="pilot runs", after_submit=after_submit
+        list(todo.values()), seed=seed, formulas=FORMULAS, workers=workers, desc="pilot runs", after_submit=after_submit,
+        chunk_size=CHUNK_NUMBERS,
     )
     for key, job in todo.items():
         cache[(seed, key)] = {
@@ -520,7 +527,7 @@ def simulate(the_plan, *, seed=DEFAULT_SEED, formulas=FORMULAS, workers=1, sched
     try:
         return run_simulations(
             jobs, seed=seed, formulas=formulas, workers=workers, scheduler=scheduler, progress=progress, record_errors=True,
-            after_submit=start_warming if parallel else None,
+            after_submit=start_warming if parallel else None, chunk_size=CHUNK_NUMBERS,
         )
     finally:
         for t in warm:

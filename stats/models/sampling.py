@@ -237,6 +237,9 @@ def _score_block_chunks(sim, sim_seed, block, rows, chunk_size):
         # Student-t keys as normal scale mixtures: x.z | x, scales ~ N(0, sum x_m^2 w_m^2).
         nu = sim.entries.df
         rows_per_chunk = _rows_per_chunk(d_k * keys, chunk_size)
+        # The row normals come from a stream of their own: drawn from z_rng between the
+        # chunks' gamma variates, they would make the numbers depend on the chunk size.
+        w_rng = block_generator(sim_seed, block, 2)
         with scratch((rows_per_chunk, keys, d_k) if s > 0 else (0,)) as v_buf:
             done = 0
             while done < rows:
@@ -249,7 +252,7 @@ def _score_block_chunks(sim, sim_seed, block, rows, chunk_size):
                     v = z_rng.standard_gamma(nu / 2.0, out=v_buf[:r])  # chi2_nu / 2
                     np.divide((nu - 2.0) / 2.0, v, out=v)  # w^2 = (nu - 2)/chi2_nu
                     var = np.vecdot(v, (x * x)[:, None, :])
-                    score += s * np.sqrt(var) * z_rng.standard_normal((r, keys))
+                    score += s * np.sqrt(var) * w_rng.standard_normal((r, keys))
                 score *= c
                 done += r
                 yield score
