@@ -124,8 +124,9 @@ def test_duplicate_jobs_are_refused():
 def test_scratch_reuses_one_buffer_and_lends_it_to_one_borrower_at_a_time():
     import threading
 
-    from stats.engine.scratch import scratch
+    from stats.engine.scratch import _free_list, scratch
 
+    _free_list().clear()  # earlier tests in this thread leave buffers that would fit too
     with scratch((1000, 8)) as first:
         pass  # `first` stays referenced, so a fresh allocation cannot reuse its address
     with scratch((1000, 8)) as a:  # the pooled buffer again
