@@ -10,6 +10,7 @@ Columns: ``benchmark, value, target, meets``, then ``unit, detail`` and the mach
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import platform
@@ -189,8 +190,6 @@ def _verify_seconds(args):
     record = next(out.glob("*.run.json"), None)
     engine = math.nan
     if record is not None:
-        import json
-
         sec = json.loads(record.read_text())["seconds"]
         engine = sec["plan"] + sec["simulate"] + sec["evaluate"]
     return wall, engine
@@ -200,12 +199,13 @@ def _verify_seconds(args):
 # alone fell to ~11 s with the fast paths, where the ~1 s interpreter and import start-up
 # weighs too much to measure the pool by).
 SPEEDUP_SELECTION = "raw-variance-width,gradient-rate-by-scaling"
+QUICK_SELECTION = "fast-path-chi2"  # --quick: a few seconds
 
 
 def parallel_benchmarks(out, quick):
     rows = []
     tmp = Path(tempfile.mkdtemp(prefix="bench-"))
-    selection = SPEEDUP_SELECTION if not quick else "fast-path-chi2"
+    selection = QUICK_SELECTION if quick else SPEEDUP_SELECTION
     try:
         ones, twos = [], []
         for i in range(1 if quick else 3):  # alternate, so both see the same machine
@@ -232,7 +232,7 @@ def dask_benchmarks(quick):
     the pool is timed just before the cluster starts and once more after it closed."""
     rows = []
     tmp = Path(tempfile.mkdtemp(prefix="bench-dask-"))
-    selection = SPEEDUP_SELECTION if not quick else "fast-path-chi2"
+    selection = QUICK_SELECTION if quick else SPEEDUP_SELECTION
     try:
         from distributed import LocalCluster
     except ImportError:
