@@ -1,12 +1,15 @@
 """Scale-out changes no number: claims.csv is byte-identical for 1 or 2 local workers and on a
 Dask cluster (a LocalCluster on loopback, started and stopped here)."""
 
+import os
 import subprocess
 import sys
+import warnings
 
 import pytest
 
-from stats import FORMULAS, Job, SaturationSim, ScoreSim, entry_law, run_simulations
+from stats import FORMULAS, Job, SaturationSim, ScoreSim, entry_law, local_dask_cluster, run_simulations
+from stats.engine.executors import _preserved_environ
 
 SELECTION = "product-mean,winner-bound,saturation-samplers-agree,fast-path-bitpacked"
 
@@ -29,10 +32,17 @@ def test_claims_are_byte_identical_for_any_worker_count(tmp_path):
 
 @pytest.fixture(scope="module")
 def cluster():
-    distributed = pytest.importorskip("distributed", reason="the dask extra is not installed")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                  dashboard_address=None, silence_logs=40) as c:
+    pytest.importorskip("distributed", reason="the dask extra is not installed")
+    import dask
+
+    # A nanny writes its workers' variables into this process's environment; the helper
+    # must take them out again, or every later subprocess of the test run inherits them.
+    written = [*dask.config.get("distributed.nanny.pre-spawn-environ"), "PYTHONHASHSEED", "__DASK_PARENT_PID"]
+    before = {k: os.environ.get(k) for k in written}
+    with local_dask_cluster(n_workers=2) as c:
+        assert {k: os.environ.get(k) for k in written} == before
         yield c
+    assert {k: os.environ.get(k) for k in written} == before
 
 
 def _summaries(results):
@@ -50,3 +60,30 @@ def test_verify_on_a_dask_cluster_writes_the_same_table(cluster, tmp_path):
     local = _verify(tmp_path / "local", "--workers", "1")
     dask = _verify(tmp_path / "dask", "--scheduler", cluster.scheduler_address)
     assert local == dask
+
+
+def test_the_suites_cluster_gives_its_workers_glibcs_default_malloc(cluster):
+    from distributed import Client
+
+    from stats.engine.executors import _malloc_setting
+
+    with Client(cluster.scheduler_address) as client:
+        assert set(client.run(_malloc_setting).values()) == {None}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no warning about its workers
+        run_simulations([Job(ScoreSim(8), 10_000)], seed=1, formulas=FORMULAS, scheduler=cluster.scheduler_address)
+
+
+def test_workers_with_a_fixed_trim_threshold_are_warned_about():
+    distributed = pytest.importorskip("distributed", reason="the dask extra is not installed")
+    with _preserved_environ(), distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                                        dashboard_address="127.0.0.1:0", silence_logs=40) as c:
+        # Dask's default: its nanny starts workers with MALLOC_TRIM_THRESHOLD_=65536.
+        with pytest.warns(RuntimeWarning, match="MALLOC_TRIM_THRESHOLD_=65536"):
+            run_simulations([Job(ScoreSim(8), 10_000)], seed=1, formulas=FORMULAS, scheduler=c.scheduler_address)
+
+
+def test_local_dask_cluster_rejects_a_bad_worker_count():
+    with pytest.raises(ValueError, match="n_workers"):
+        with local_dask_cluster(n_workers=0):
+            pass

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
-import time
 import os
+import time
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,7 +27,7 @@ from .simulation import SimResult, block_count, block_rows_of
 from .streams import simulation_seed
 from .summaries import _summarize_rows, merge_row_summaries
 
-__all__ = ["Job", "SimFailure", "TASK_NUMBERS", "default_workers", "run_simulation", "run_simulations"]
+__all__ = ["Job", "SimFailure", "TASK_NUMBERS", "default_workers", "local_dask_cluster", "run_simulation", "run_simulations"]
 
 TASK_NUMBERS = 1 << 24  # random numbers per task: about 0.1-0.4 s of work
 DEFAULT_CHUNK_SIZE = 1 << 20  # random numbers held at once inside a block (8 MiB of float64)
@@ -174,6 +175,38 @@ def _execute_local(tasks, workers, bar, after_submit=None):
     return results
 
 
+# Dask's nannies start their workers with MALLOC_TRIM_THRESHOLD_=65536 (the
+# ``distributed.nanny.pre-spawn-environ`` default).  Setting any glibc malloc threshold
+# switches off glibc's adaptive mmap threshold, so every array over 128 KiB is mapped and
+# unmapped afresh: page faults and munmaps took 18 of 52 CPU seconds of a verify selection
+# that runs in 3 without the variable (measured: 1.55x the wall time, see the README).
+_MALLOC_VARIABLE = "MALLOC_TRIM_THRESHOLD_"
+_WARNED_CLUSTERS = set()
+
+
+def _malloc_setting():
+    """This process's glibc trim threshold setting, or None (run on each Dask worker)."""
+    return os.environ.get(_MALLOC_VARIABLE)
+
+
+def _warn_about_worker_malloc(client):
+    """Warn once per scheduler if its workers run with a fixed glibc trim threshold."""
+    address = client.scheduler.address
+    if address in _WARNED_CLUSTERS:
+        return
+    _WARNED_CLUSTERS.add(address)
+    settings = {v for v in client.run(_malloc_setting).values() if v is not None}
+    if settings:
+        warnings.warn(
+            f"the Dask workers run with {_MALLOC_VARIABLE}={sorted(settings)[0]}, which makes this suite's "
+            "simulations about 1.5x slower (every large array is mapped afresh); start them with "
+            f"the Dask setting distributed.nanny.pre-spawn-environ.{_MALLOC_VARIABLE} set to null "
+            "(see 'Running on a Dask cluster' in the README)",
+            RuntimeWarning,
+            stacklevel=4,
+        )
+
+
 def _execute_dask(tasks, scheduler, bar):
     """The same tasks on a dask.distributed cluster: ``scheduler`` is an address or a Client."""
     try:
@@ -185,7 +218,11 @@ def _execute_dask(tasks, scheduler, bar):
     owns = isinstance(scheduler, str)
     client = Client(scheduler) if owns else scheduler
     try:
-        futures = client.map(_run_task, [t[3] for t in ordered], pure=False)
+        _warn_about_worker_malloc(client)
+        # One submit each, with a priority: the scheduler then starts the largest task first,
+        # as the local pool does (a single map's tasks run in an order of its own choosing,
+        # which can leave one worker idle while the other finishes a big task last).
+        futures = [client.submit(_run_task, t[3], pure=False, priority=len(ordered) - i) for i, t in enumerate(ordered)]
         index = {f.key: t for f, t in zip(futures, ordered)}
         for future, value in as_completed(futures, with_results=True):
             t = index[future.key]
@@ -195,6 +232,50 @@ def _execute_dask(tasks, scheduler, bar):
         if owns:
             client.close()
     return results
+
+
+@contextlib.contextmanager
+def _preserved_environ():
+    """Restore ``os.environ`` on exit: a Dask nanny writes its workers' variables into the
+    environment of the process that starts it, and leaves them there (dask/distributed#6749),
+    where every later subprocess would inherit them."""
+    saved = dict(os.environ)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+@contextlib.contextmanager
+def local_dask_cluster(*, n_workers=2):
+    r"""A ``distributed.LocalCluster`` on loopback, set up as this suite wants its workers.
+
+    ``n_workers`` single-threaded worker processes, quiet logs, every port on loopback (the
+    dashboard on a free one), and glibc's default (adaptive) malloc thresholds in the
+    workers: Dask's default ``MALLOC_TRIM_THRESHOLD_=65536`` costs these simulations 1.5x.
+    The environment of this process is left as it was found.  Yields the cluster; pass
+    ``cluster.scheduler_address`` as ``scheduler=`` (or to ``verify --scheduler``).
+    """
+    from .._validation import check_integer
+
+    n_workers = check_integer(n_workers, "n_workers", minimum=1)
+    try:
+        import dask
+        from distributed import LocalCluster
+    except ImportError as exc:  # pragma: no cover - depends on the extra
+        raise RuntimeError("a Dask cluster needs the 'dask' extra: pip install -e '.[dask]'") from exc
+    # The nannies read their configuration when they are built: the setting is scoped to
+    # that, so clusters the caller builds meanwhile keep Dask's defaults.
+    with _preserved_environ(), dask.config.set({f"distributed.nanny.pre-spawn-environ.{_MALLOC_VARIABLE}": None}):
+        os.environ.pop(_MALLOC_VARIABLE, None)  # an inherited setting would win over the config
+        cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, host="127.0.0.1",
+                               dashboard_address="127.0.0.1:0", silence_logs=40)  # no fixed port to clash on
+    try:
+        yield cluster
+    finally:
+        with _preserved_environ():  # a nanny restarting a worker writes the variables again
+            cluster.close()
 
 
 def run_simulations(
