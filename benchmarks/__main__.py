@@ -180,10 +180,11 @@ def attention_benchmarks(reps):
 # ------------------------------------------------------------------ parallel and distributed
 
 
-def _verify_seconds(args):
+def _verify_seconds(args, env=None):
     """Wall seconds of one ``python -m stats verify`` process, and its engine's own (plan + simulate)."""
     t0 = time.perf_counter()
-    r = subprocess.run([sys.executable, "-m", "stats", "verify", "--no-progress", *args], capture_output=True, text=True, cwd=ROOT)
+    env = None if env is None else {**os.environ, **env}
+    r = subprocess.run([sys.executable, "-m", "stats", "verify", "--no-progress", *args], capture_output=True, text=True, cwd=ROOT, env=env)
     if r.returncode != 0:
         raise RuntimeError(f"verify {' '.join(args)} failed:\n{r.stdout[-2000:]}\n{r.stderr[-2000:]}")
     wall = time.perf_counter() - t0
@@ -208,10 +209,11 @@ def parallel_benchmarks(out, quick):
     tmp = Path(tempfile.mkdtemp(prefix="bench-"))
     selection = QUICK_SELECTION if quick else SPEEDUP_SELECTION
     try:
-        ones, twos = [], []
-        for i in range(1 if quick else 3):  # alternate, so both see the same machine
+        ones, twos, adaptive = [], [], []
+        for i in range(1 if quick else 3):  # alternate, so all see the same machine
             ones.append(_verify_seconds(["--only", selection, "--workers", "1", "--out", str(tmp / f"a{i}")]))
             twos.append(_verify_seconds(["--only", selection, "--workers", "2", "--out", str(tmp / f"b{i}")]))
+            adaptive.append(_verify_seconds(["--only", selection, "--workers", "2", "--out", str(tmp / f"g{i}")], env={"SDPA_MALLOC": "glibc"}))
         ratios = [a[0] / b[0] for a, b in zip(ones, twos)]
         engine = statistics.median(a[1] / b[1] for a, b in zip(ones, twos))
         r = statistics.median(ratios)
@@ -219,6 +221,10 @@ def parallel_benchmarks(out, quick):
                         f"--only {selection}, whole process (median of {len(ratios)} alternating pairs): "
                         f"{statistics.median(a[0] for a in ones):.1f} s vs {statistics.median(b[0] for b in twos):.1f} s; "
                         f"the engine alone (plan + simulate, without the ~1 s start-up): {engine:.2f}x"))
+        rows.append(row("verify with glibc's adaptive malloc / with the suite's (stats/engine/malloc.py), 2 workers",
+                        statistics.median(g[0] / b[0] for g, b in zip(adaptive, twos)), "", "ratio",
+                        f"--only {selection}, SDPA_MALLOC=glibc: {statistics.median(g[0] for g in adaptive):.1f} s "
+                        f"vs {statistics.median(b[0] for b in twos):.1f} s (median of {len(twos)} alternating runs)"))
         if not quick:
             t_full = _verify_seconds(["--workers", "2", "--out", str(tmp / "e")])[0]
             rows.append(row("python -m stats verify --workers 2, full (absolute, this machine)", t_full, "< 60", "s", "default sample sizes"))
@@ -374,10 +380,15 @@ def build_parser():
 
 
 def main(argv=None):
+    from stats import tune_malloc
     from stats.__main__ import writable_dir
 
     p = build_parser()
     args = p.parse_args(argv)
+    try:
+        tune_malloc()  # as the suite's other command lines do: what is timed here is what they run
+    except ValueError as exc:
+        p.error(str(exc))
     try:
         return _run(args, p, writable_dir)
     except KeyboardInterrupt:

@@ -15,6 +15,8 @@ import sys
 import time
 from pathlib import Path
 
+from .engine.malloc import tune_malloc
+
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line on stderr, exit 2
@@ -216,6 +218,10 @@ def build_parser():
 def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
+    try:
+        tune_malloc()  # this command owns its process (and its pool's): see stats/engine/malloc.py
+    except ValueError as exc:
+        parser.error(str(exc))
     try:
         if args.command == "list":
             return _cmd_list(args)

@@ -127,6 +127,8 @@ ORCHESTRATION = {
     "count_matmuls": "a context manager without arguments (tests/test_attention.py)",
     "attention_matmul_flops": "reads count_matmuls' own log (tests/test_attention.py)",
     "default_workers": "no arguments",
+    "local_dask_cluster": "a context manager; its n_workers is validated (tests/test_parallel.py)",
+    "tune_malloc": "no arguments; its switch is validated (tests/test_malloc.py)",
     "evaluate": "takes a Plan and results made by plan/simulate (tests/test_claims.py)",
     "evaluate_mutants": "takes a Plan and results made by plan/simulate (tests/test_claims.py)",
     "gradient_check": "takes the caller's own function; its x is validated (tests/test_numerics.py)",

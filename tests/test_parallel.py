@@ -62,13 +62,15 @@ def test_verify_on_a_dask_cluster_writes_the_same_table(cluster, tmp_path):
     assert local == dask
 
 
-def test_the_suites_cluster_gives_its_workers_glibcs_default_malloc(cluster):
+def test_the_suites_cluster_gives_its_workers_the_suites_malloc(cluster):
     from distributed import Client
 
     from stats.engine.executors import _malloc_setting
+    from stats.engine.malloc import MALLOC_ENVIRON
 
     with Client(cluster.scheduler_address) as client:
-        assert set(client.run(_malloc_setting).values()) == {None}
+        settings = set(client.run(_malloc_setting).values())
+    assert settings == {(MALLOC_ENVIRON["MALLOC_TRIM_THRESHOLD_"], MALLOC_ENVIRON["MALLOC_MMAP_THRESHOLD_"])}
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no warning about its workers
         run_simulations([Job(ScoreSim(8), 10_000)], seed=1, formulas=FORMULAS, scheduler=cluster.scheduler_address)

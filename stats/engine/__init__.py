@@ -2,6 +2,7 @@
 run simulations in this process, on a process pool or on a Dask cluster."""
 
 from .executors import Job, SimFailure, default_workers, local_dask_cluster, run_simulation, run_simulations
+from .malloc import MALLOC_ENVIRON, tune_malloc
 from .simulation import SimResult, Simulation
 from .streams import BIT_GENERATOR, BLOCK_ROWS, as_seed_sequence, block_generator, simulation_seed, stream_key
 from .summaries import RowSummary, merge_row_summaries, summarize_rows
@@ -9,6 +10,7 @@ from .summaries import RowSummary, merge_row_summaries, summarize_rows
 __all__ = [
     "BIT_GENERATOR",
     "BLOCK_ROWS",
+    "MALLOC_ENVIRON",
     "Job",
     "SimFailure",
     "RowSummary",
@@ -24,4 +26,5 @@ __all__ = [
     "simulation_seed",
     "stream_key",
     "summarize_rows",
+    "tune_malloc",
 ]

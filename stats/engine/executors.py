@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .malloc import MALLOC_ENVIRON, malloc_choice, tune_malloc
 from .simulation import SimResult, block_count, block_rows_of
 from .streams import simulation_seed
 from .summaries import _summarize_rows, merge_row_summaries
@@ -154,7 +155,10 @@ def _execute_local(tasks, workers, bar, after_submit=None):
             results[(t[0], t[1])] = _run_task(t[3])
             bar.update(t[2])
         return results
-    with ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context()) as pool:
+    malloc_choice()  # a bad SDPA_MALLOC is a ValueError here, not a broken pool
+    # The workers are this engine's own processes: their malloc is set for block
+    # simulations (a no-op when they were forked from a process that set it already).
+    with ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context(), initializer=tune_malloc) as pool:
         futures = {}
         try:
             for t in sorted(tasks, key=lambda t: -t[2]):  # largest first: the pool drains evenly
@@ -175,33 +179,44 @@ def _execute_local(tasks, workers, bar, after_submit=None):
     return results
 
 
-# Dask's nannies start their workers with MALLOC_TRIM_THRESHOLD_=65536 (the
-# ``distributed.nanny.pre-spawn-environ`` default).  Setting any glibc malloc threshold
-# switches off glibc's adaptive mmap threshold, so every array over 128 KiB is mapped and
-# unmapped afresh: page faults and munmaps took 18 of 52 CPU seconds of a verify selection
-# that runs in 3 without the variable (measured: 1.55x the wall time, see the README).
-_MALLOC_VARIABLE = "MALLOC_TRIM_THRESHOLD_"
+# Dask's nanny starts its workers with MALLOC_TRIM_THRESHOLD_=65536 (the
+# ``distributed.nanny.pre-spawn-environ`` default).  Fixing a glibc threshold switches off
+# glibc's adaptive mmap threshold, which then stays at 128 KiB: every larger array is
+# mapped and faulted in afresh, 1.55x the time of these simulations (see .malloc).
 _WARNED_CLUSTERS = set()
 
 
 def _malloc_setting():
-    """This process's glibc trim threshold setting, or None (run on each Dask worker)."""
-    return os.environ.get(_MALLOC_VARIABLE)
+    """This process's glibc threshold variables, ``(trim, mmap)`` (run on each Dask worker)."""
+    return os.environ.get("MALLOC_TRIM_THRESHOLD_"), os.environ.get("MALLOC_MMAP_THRESHOLD_")
+
+
+def _small_mmap_threshold(setting):
+    """Whether ``(trim, mmap)`` leaves glibc's mmap threshold fixed at 128 KiB or near it."""
+    trim, mmap = setting
+    if trim is None:
+        return False  # glibc's adaptive default, or only the mmap threshold fixed
+    try:
+        return mmap is None or int(mmap) < (1 << 20)
+    except ValueError:
+        return True
 
 
 def _warn_about_worker_malloc(client):
-    """Warn once per scheduler if its workers run with a fixed glibc trim threshold."""
+    """Warn once per scheduler if its workers' mmap threshold is stuck at 128 KiB."""
     address = client.scheduler.address
     if address in _WARNED_CLUSTERS:
         return
     _WARNED_CLUSTERS.add(address)
-    settings = {v for v in client.run(_malloc_setting).values() if v is not None}
-    if settings:
+    bad = sorted({s for s in client.run(_malloc_setting).values() if _small_mmap_threshold(s)}, key=str)
+    if bad:
+        names = ("MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_")
+        found = " ".join(f"{k}={v}" for k, v in zip(names, bad[0]) if v is not None)
+        wanted = " and ".join(f"{k}={v}" for k, v in MALLOC_ENVIRON.items())
         warnings.warn(
-            f"the Dask workers run with {_MALLOC_VARIABLE}={sorted(settings)[0]}, which makes this suite's "
-            "simulations about 1.5x slower (every large array is mapped afresh); start them with "
-            f"the Dask setting distributed.nanny.pre-spawn-environ.{_MALLOC_VARIABLE} set to null "
-            "(see 'Running on a Dask cluster' in the README)",
+            f"the Dask workers run with {found}: glibc then maps every array over 128 KiB afresh, and this "
+            f"suite's simulations take about 1.5x as long; give the workers {wanted} through the Dask setting "
+            "distributed.nanny.pre-spawn-environ (see 'Running on a Dask cluster' in the README)",
             RuntimeWarning,
             stacklevel=4,
         )
@@ -252,9 +267,10 @@ def local_dask_cluster(*, n_workers=2):
     r"""A ``distributed.LocalCluster`` on loopback, set up as this suite wants its workers.
 
     ``n_workers`` single-threaded worker processes, quiet logs, every port on loopback (the
-    dashboard on a free one), and glibc's default (adaptive) malloc thresholds in the
-    workers: Dask's default ``MALLOC_TRIM_THRESHOLD_=65536`` costs these simulations 1.5x.
-    The environment of this process is left as it was found.  Yields the cluster; pass
+    dashboard on a free one), and the suite's glibc thresholds in the workers
+    (:data:`~stats.engine.malloc.MALLOC_ENVIRON`; Dask's default
+    ``MALLOC_TRIM_THRESHOLD_=65536`` costs these simulations 1.5x).  The environment of
+    this process is left as it was found.  Yields the cluster; pass
     ``cluster.scheduler_address`` as ``scheduler=`` (or to ``verify --scheduler``).
     """
     from .._validation import check_integer
@@ -267,8 +283,10 @@ def local_dask_cluster(*, n_workers=2):
         raise RuntimeError("a Dask cluster needs the 'dask' extra: pip install -e '.[dask]'") from exc
     # The nannies read their configuration when they are built: the setting is scoped to
     # that, so clusters the caller builds meanwhile keep Dask's defaults.
-    with _preserved_environ(), dask.config.set({f"distributed.nanny.pre-spawn-environ.{_MALLOC_VARIABLE}": None}):
-        os.environ.pop(_MALLOC_VARIABLE, None)  # an inherited setting would win over the config
+    settings = {f"distributed.nanny.pre-spawn-environ.{k}": v for k, v in MALLOC_ENVIRON.items()}
+    with _preserved_environ(), dask.config.set(settings):
+        for k in MALLOC_ENVIRON:
+            os.environ.pop(k, None)  # an inherited setting would win over the config
         cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, host="127.0.0.1",
                                dashboard_address="127.0.0.1:0", silence_logs=40)  # no fixed port to clash on
     try:
