@@ -89,3 +89,11 @@ def test_local_dask_cluster_rejects_a_bad_worker_count():
     with pytest.raises(ValueError, match="n_workers"):
         with local_dask_cluster(n_workers=0):
             pass
+
+
+def test_variables_a_nanny_writes_while_the_cluster_runs_are_put_back():
+    pytest.importorskip("distributed", reason="the dask extra is not installed")
+    before = os.environ.get("OMP_NUM_THREADS")
+    with local_dask_cluster(n_workers=1):
+        os.environ["OMP_NUM_THREADS"] = "1"  # what a nanny restarting a worker does
+    assert os.environ.get("OMP_NUM_THREADS") == before

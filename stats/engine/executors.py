@@ -284,16 +284,25 @@ def local_dask_cluster(*, n_workers=2):
     # The nannies read their configuration when they are built: the setting is scoped to
     # that, so clusters the caller builds meanwhile keep Dask's defaults.
     settings = {f"distributed.nanny.pre-spawn-environ.{k}": v for k, v in MALLOC_ENVIRON.items()}
-    with _preserved_environ(), dask.config.set(settings):
-        for k in MALLOC_ENVIRON:
-            os.environ.pop(k, None)  # an inherited setting would win over the config
-        cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-                               dashboard_address="127.0.0.1:0", silence_logs=40)  # no fixed port to clash on
+    written = {*dask.config.get("distributed.nanny.pre-spawn-environ"), *MALLOC_ENVIRON, "PYTHONHASHSEED", "__DASK_PARENT_PID"}
+    before = {k: os.environ.get(k) for k in written}
     try:
-        yield cluster
-    finally:
-        with _preserved_environ():  # a nanny restarting a worker writes the variables again
+        with _preserved_environ(), dask.config.set(settings):
+            for k in MALLOC_ENVIRON:
+                os.environ.pop(k, None)  # an inherited setting would win over the config
+            cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                   dashboard_address="127.0.0.1:0", silence_logs=40)  # no fixed port to clash on
+        try:
+            yield cluster
+        finally:
             cluster.close()
+    finally:
+        # A nanny that restarted a worker meanwhile wrote its variables again: put them back.
+        for k, v in before.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def run_simulations(
