@@ -34,9 +34,9 @@ FIGURES = {
         "recomputes them tile by tile from the row log-sum-exp (d = 64, float32, tiles of 256 keys; fitted growth "
         "exponents in the legend). Right: the backward pass's matrix-product FLOPs over the forward's, counted in the "
         "code (exactly 2), beside its measured time over the forward's on one core of this machine (median and "
-        "quartiles over repeated pairs, each the fastest of three runs). The bump at T = 384 (at 512 too in some runs) is the "
-        "cache: there the forward's T x T float32 weights (0.56 MiB; 1 MiB at 512) still fit a core's L2 cache (1 MiB "
-        "on the machine that drew this copy), and the backward's several such arrays do not.",
+        "quartiles over repeated pairs, each the fastest of three runs). The time runs above the count, which covers "
+        "matrix products only: the softmax's backward makes more elementwise passes over the T x T arrays than its "
+        "forward does.",
         claims=("backward-flops", "tiled-equals-dense"),
     ),
 }
