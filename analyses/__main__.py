@@ -14,8 +14,7 @@ from . import ANALYSES, render
 
 
 # One set of argument checks for every command line of the suite.
-from stats.__main__ import _count, _Parser, _seed  # noqa: E402
-from stats.engine.malloc import tune_malloc  # noqa: E402
+from stats.__main__ import _count, _Parser, _seed, _tune_malloc_or_exit  # noqa: E402
 
 
 def build_parser():
@@ -41,10 +40,7 @@ def main(argv=None):
 
     parser = build_parser()
     args = parser.parse_args(argv)
-    try:
-        tune_malloc()  # this command owns its process (and its pool's): see stats/engine/malloc.py
-    except ValueError as exc:
-        parser.error(str(exc))
+    _tune_malloc_or_exit(parser)
     unknown = [n for n in args.names if n not in ANALYSES]
     if unknown:
         parser.error(f"unknown study {unknown[0]!r}; choose from {', '.join(ANALYSES)}")

@@ -385,15 +385,11 @@ def build_parser():
 
 
 def main(argv=None):
-    from stats import tune_malloc
-    from stats.__main__ import writable_dir
+    from stats.__main__ import _tune_malloc_or_exit, writable_dir
 
     p = build_parser()
     args = p.parse_args(argv)
-    try:
-        tune_malloc()  # as the suite's other command lines do: what is timed here is what they run
-    except ValueError as exc:
-        p.error(str(exc))
+    _tune_malloc_or_exit(p)  # as the suite's other command lines do: what is timed here is what they run
     try:
         return _run(args, p, writable_dir)
     except KeyboardInterrupt:

@@ -18,6 +18,15 @@ from pathlib import Path
 from .engine.malloc import tune_malloc
 
 
+def _tune_malloc_or_exit(parser):
+    """Set this command's glibc malloc (stats/engine/malloc.py): each command line owns its
+    process and its pool's; a bad ``SDPA_MALLOC`` is one line on stderr and exit 2."""
+    try:
+        tune_malloc()
+    except ValueError as exc:
+        parser.error(str(exc))
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line on stderr, exit 2
         sys.stderr.write(f"{self.prog}: error: {message}\n")
@@ -218,10 +227,7 @@ def build_parser():
 def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
-    try:
-        tune_malloc()  # this command owns its process (and its pool's): see stats/engine/malloc.py
-    except ValueError as exc:
-        parser.error(str(exc))
+    _tune_malloc_or_exit(parser)
     try:
         if args.command == "list":
             return _cmd_list(args)
