@@ -24,7 +24,21 @@ from .exact import __all__ as _exact_all
 from .formulas import FORMULAS, Formulas
 from .inference import *  # noqa: F401,F403
 from .inference import __all__ as _inference_all
-from .models import *  # noqa: F401,F403
+from . import models as _models
 from .models import __all__ as _models_all
 
+# ``from .models import *`` would build the lazy names (diff_chi2 needs scipy.stats, ~0.5 s
+# of every command's start-up); they are served on first access instead (PEP 562).
+globals().update({_name: getattr(_models, _name) for _name in _models_all if _name not in _models._LAZY_NAMES})
+
 __all__ = sorted(set(_claims_all) | set(_engine_all) | set(_exact_all) | set(_inference_all) | set(_models_all) | {"FORMULAS", "Formulas"})
+
+
+def __getattr__(name):
+    if name in _models._LAZY_NAMES:
+        return getattr(_models, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted({*globals(), *_models._LAZY_NAMES})

@@ -33,9 +33,8 @@ import math
 import warnings
 
 import numpy as np
-import pandas as pd
-from scipy import stats as sps
 
+# pandas and scipy.stats are imported where they are used (see stats/models/__init__.py).
 from ..formulas import FORMULAS, changed_fields
 from .runner import DEFAULT_SEED, STATISTICAL_TESTS, Plan, _failing, evaluate, plan, simulate
 
@@ -68,6 +67,7 @@ def calibrate(*, seeds=200, n_factor=0.02, seed=DEFAULT_SEED, mutants=None, work
     rejection rate, ``calibrated``).  ``mutants``: one row per mutant (catch rate, declared
     power, ``meets``).  ``pvalues``: tidy (check, seed, p_value), for the QQ figure.
     """
+    import pandas as pd
     from tqdm.auto import tqdm
 
     if mutants is None:
@@ -168,6 +168,9 @@ def _holm(p):
 
 
 def _check_table(the_plan, null, pv):
+    import pandas as pd
+    from scipy import stats as sps
+
     rows = []
     for c, i in enumerate(null):
         p = pv[:, c]
@@ -197,6 +200,9 @@ def _check_table(the_plan, null, pv):
 
 
 def _mutant_table(the_plan, mutants, caught, shift, mcse, exact_fail):
+    import pandas as pd
+    from scipy import stats as sps
+
     z = sps.norm.isf(the_plan.per_test / 2)
     rows = []
     for j, m in enumerate(mutants):

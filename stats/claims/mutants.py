@@ -19,7 +19,8 @@ import numpy as np
 from ..exact import attention as _att
 from ..exact.cost import matmul, phase
 from ..formulas import FORMULAS, Formulas, with_formula
-from ..models.distributions import diff_chi2, score_distribution
+from ..models import distributions as _distributions
+from ..models.distributions import score_distribution
 from ..models.laws import entry_law, law_moment
 from ..models.saturation_quadrature import saturation_exact
 from ..models.scores import scaled_score_moments, score_scale
@@ -69,9 +70,9 @@ def _law_mutant(kind, d_k, rho=0.0, *, sigma_q=1.0, sigma_k=1.0, scale="sqrt"):
     law = score_distribution(d_k, rho, sigma_q=sigma_q, sigma_k=sigma_k, scale=scale)
     kw = law.kwds
     if kind == "exact-law-scales-swapped":
-        return diff_chi2(df=kw["df"], s1=kw["s2"], s2=kw["s1"])
+        return _distributions.diff_chi2(df=kw["df"], s1=kw["s2"], s2=kw["s1"])
     if kind == "exact-law-df-plus-1":
-        return diff_chi2(df=kw["df"] + 1, s1=kw["s1"], s2=kw["s2"])
+        return _distributions.diff_chi2(df=kw["df"] + 1, s1=kw["s1"], s2=kw["s2"])
     if kind == "exact-law-normal":
         from scipy import stats
 

@@ -9,16 +9,21 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pandas as pd
+# pandas is imported where it is used: ``import stats`` stays at numpy and scipy.special
+# (see stats/models/__init__.py).
 
 __all__ = ["print_report", "provenance", "table_text"]
 
 
 def _fmt(x, digits=4):
+    import pandas as pd
+
     return "" if pd.isna(x) else f"{x:.{digits}g}"
 
 
 def table_text(rows):
+    import pandas as pd
+
     shown = pd.DataFrame(
         {
             "claim": rows["claim"],
@@ -79,6 +84,7 @@ def _git_commit():
 def provenance(**run):
     """The run's record: its options, the code's commit and the packages' versions."""
     import numpy
+    import pandas as pd
     import scipy
 
     versions = {"python": platform.python_version(), "numpy": numpy.__version__, "scipy": scipy.__version__, "pandas": pd.__version__}

@@ -28,10 +28,9 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-import pandas as pd
 from scipy import special
-from scipy import stats as sps
 
+# scipy.stats and pandas are imported where they are used (see stats/models/__init__.py).
 from ..engine.executors import Job, SimFailure, run_simulations
 from ..formulas import FORMULAS
 from ..inference.estimators import scale_moments
@@ -239,6 +238,8 @@ def _pilot(sim, seed, cache, workers):
 
 def _sd_of(check, measure, seed, pilots, workers, beta):
     """(per-row sd of ``measure``'s statistic times its factor, mean for relative targets, how)."""
+    from scipy import stats as sps
+
     if check.sd == "pilot":
         mean, sd, kurt, n, _ = _pilot(measure.sim, seed, pilots, workers)[measure.statistic]
         # An upper (1 - beta) confidence bound on the sd, so the pilot's own error cannot shrink n.
@@ -271,6 +272,8 @@ def _edgeworth(check, beta, seed, pilots, workers):
     Several (two-sample, ratio, derived): a weighted combination with weights of unit
     square sum, so :math:`|A_2| \le \max_i |A_{2,i}|` and :math:`|A_1| \le \sqrt2 \max_i |A_{1,i}|`.
     """
+    from scipy import stats as sps
+
     kind = TAIL_TESTS[check.test]
     coefs, sources = [], set()
     for ms in check.inputs or check.measures:
@@ -437,7 +440,7 @@ def plan(claims=None, *, select=None, seed=DEFAULT_SEED, n_factor=1.0, alpha=FAM
         # The pilots run in worker processes; meanwhile this process computes the exact values
         # the design and evaluation will ask for (cached).  Called once the workers exist.
         chosen_checks = [ch for cl, ch in relevant if cl.id in chosen_ids]
-        t = threading.Thread(target=_warm_values, args=(chosen_checks, FORMULAS), daemon=True)
+        t = threading.Thread(target=_warm_design_values, args=(chosen_checks, FORMULAS), daemon=True)
         t.start()
         warm.append(t)
 
@@ -501,8 +504,22 @@ def _warm_values(checks, formulas):
             pass
 
 
+def _import_for_evaluation():
+    """Import what the design and evaluation use beyond ``import stats`` (scipy.stats and
+    pandas, ~0.9 s): called in a thread while worker processes simulate, where it overlaps
+    their work instead of preceding it."""
+    import pandas  # noqa: F401
+    import scipy.stats  # noqa: F401
+
+
 def _warm_exact_values(the_plan, formulas):
+    _import_for_evaluation()
     _warm_values([p.check for p in the_plan.checks if not p.untestable], formulas)
+
+
+def _warm_design_values(checks, formulas):
+    _import_for_evaluation()
+    _warm_values(checks, formulas)
 
 
 def simulate(the_plan, *, seed=DEFAULT_SEED, formulas=FORMULAS, workers=1, scheduler=None, progress=False, only=None):
@@ -558,6 +575,8 @@ def _finite(x):
 
 def _interval_p(est, se, stated):
     """p-value of the interval null ``value in [lo, hi)``: that of its closest point (two-sided, conservative)."""
+    from scipy import stats as sps
+
     dist = max(stated.lo - est, est - stated.hi, 0.0)
     if dist == 0.0:
         return 1.0
@@ -590,6 +609,8 @@ def _derived(check, results):
 
 def _test_one(p: PlannedCheck, results, formulas, per_test, beta):
     """One check's numbers: dict(expected, estimate, mcse, p_value, detectable, n, decided, note)."""
+    from scipy import stats as sps
+
     ch = p.check
     t = ch.test
     out = dict(expected=math.nan, estimate=math.nan, mcse=math.nan, p_value=math.nan, detectable=math.nan, n=0)
@@ -684,6 +705,8 @@ def _cache_key(p, results, formulas):
 
 def evaluate(the_plan, results, *, formulas=FORMULAS, alpha=FAMILY_ALPHA, beta=FALSE_PASS, cache=None):
     """Test every planned check against ``formulas``; one tidy row per check (:data:`COLUMNS`)."""
+    import pandas as pd
+
     cache = {} if cache is None else cache
     per_test = the_plan.per_test
     rows, decided = [], []
@@ -791,6 +814,7 @@ def evaluate_mutants(the_plan, results, mutants, *, seed=DEFAULT_SEED, workers=1
     after which some check fails: ``checks_failing`` counts the failures seen by then.
     Checks it cannot affect keep their cached results.
     """
+    import pandas as pd
     from ..formulas import changed_fields
 
     cache = {}

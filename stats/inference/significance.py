@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import special
-from scipy import stats as sps
 
+# scipy.stats and pandas are imported where they are used (see stats/models/__init__.py).
 from .._validation import as_real_array, check_alpha, check_positive
 from .estimators import MomentSummary, mean_estimate, moment_summary, variance_estimate
 
@@ -108,6 +108,8 @@ def _check_tail(tail_index, needed, test, what):
 
 
 def _two_sided_normal(z):
+    from scipy import stats as sps
+
     return float(2.0 * sps.norm.sf(abs(z)))
 
 
@@ -120,6 +122,8 @@ def mean_test(samples, expected, *, alpha, tail_index=math.inf):
     finite moments of the samples' law; the test refuses below
     :data:`MEAN_TEST_MIN_TAIL_INDEX`.
     """
+    from scipy import stats as sps
+
     alpha = check_alpha(alpha)
     expected = _check_expected(expected)
     s = _summary(samples)
@@ -195,6 +199,8 @@ def distribution_test(samples, cdf, *, alpha, method="ks"):
     ``cdf`` is a callable or a frozen ``scipy.stats`` distribution.  ``estimate`` in the
     result is the statistic itself (the KS distance for ``method="ks"``).
     """
+    from scipy import stats as sps
+
     alpha = check_alpha(alpha)
     x = as_real_array(samples, "samples", dtype=np.float64)
     if x.ndim != 1 or x.size < 2:
@@ -217,6 +223,8 @@ def distribution_test(samples, cdf, *, alpha, method="ks"):
 
 def proportion_test(successes, n, expected, *, alpha):
     """Exact two-sided binomial test of a proportion (``scipy.stats.binomtest``)."""
+    from scipy import stats as sps
+
     alpha = check_alpha(alpha)
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= 2**53:
         raise ValueError(f"n must be a positive integer (at most 2^53); got {n!r}")
@@ -268,6 +276,8 @@ def detectable_ks_distance(n, *, alpha, beta=1e-3):
     Dvoretzky-Kiefer-Wolfowitz margin :math:`\sqrt{\ln(2/\beta)/(2n)}` (Massart's constant),
     so the bound holds for every alternative.
     """
+    from scipy import stats as sps
+
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= 2**53:
         raise ValueError(f"n must be a positive integer (at most 2^53); got {n!r}")
     alpha, beta = check_alpha(alpha), check_alpha(beta, "beta")

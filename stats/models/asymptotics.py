@@ -38,7 +38,6 @@ import math
 
 import numpy as np
 from numpy.polynomial import chebyshev as C
-from scipy import integrate
 
 from .._validation import MAX_KEYS, check_d_k, check_integer
 
@@ -47,6 +46,8 @@ __all__ = ["gap_density", "saturation_asymptotic_value", "saturation_asymptotics
 
 def _normal_integral(f):
     """:math:`\\int f(x)\\,dx` over the real line for the integrands below (smooth, Gaussian tails)."""
+    from scipy import integrate  # here, not at import: stats' start-up does not need it
+
     val, _ = integrate.quad(f, -12.0, 12.0, epsabs=1e-15, epsrel=1e-13, limit=400)
     return val
 
@@ -76,6 +77,7 @@ def _gap_density(T):
 
 def _three_key_integrals():
     """I_3 for the largest weight and for the trace: three keys at 0, -u1, -u1-u2 against two."""
+    from scipy import integrate
 
     def stats(w):
         z = sum(w)

@@ -12,7 +12,9 @@ independent normals with variances :math:`2(1 \pm \rho)`, so
 a difference of two independent scaled chi-square variables (a variance-gamma law; at
 :math:`d_k = 1,\ \rho = 0` it is the product-normal density :math:`K_0(|x|)/\pi`).
 
-:data:`diff_chi2` is that family as a ``scipy.stats`` distribution.  Its CDF conditions on
+:data:`diff_chi2` is that family as a ``scipy.stats`` distribution, built on first use
+(importing scipy.stats takes about half a second, which a verify run's workers should not
+wait for before they simulate; see :func:`__getattr__`).  Its CDF conditions on
 the chi-square with the larger scale and integrates the other's regularized incomplete
 gamma function with Gauss--Legendre quadrature on the normal-score scale (see
 :func:`_nodes_above`).  Against 30-digit mpmath quadrature the CDF is within 5e-7
@@ -22,9 +24,10 @@ has a logarithmic singularity).  Each evaluation costs about 50 microseconds.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from scipy import special
-from scipy.stats import gamma, norm, rv_continuous
 
 from .._validation import check_d_k, check_positive, check_rho
 from .scores import score_scale
@@ -53,6 +56,8 @@ def _nodes_above(lam, x, tb):
     score of g* = x/tb (or -Z_MAX where x <= 0); Gauss-Legendre nodes, squared towards
     the lower limit, carry the weight phi(z) dz.  Returns ``(g, w)``, shape ``(len(x), order)``.
     """
+    from scipy.stats import norm
+
     x = np.asarray(x, dtype=np.float64)
     z_lo = np.full(x.shape, -_Z_MAX)
     pos = x > 0
@@ -88,6 +93,8 @@ def _big_minus_small(x, lam, tb, ts, what):
     smooth on tb G_b > x and, because tb >= ts, decays at least as fast as the weight, so
     Gauss-Legendre on the quantile scale converges geometrically.
     """
+    from scipy.stats import gamma
+
     g, w = _nodes_above(lam, x, tb)
     y = np.maximum(tb * g - x[:, None], 0.0) / ts
     if what == "pdf":
@@ -110,6 +117,8 @@ def _evaluate(x, df, s1, s2, what):
         y = sign * x
         kind = what if sign > 0 else flip[what]
         if kind == "pdf":
+            from scipy.stats import gamma
+
             return gamma.pdf(y, lam, scale=t)
         return np.where(y > 0, _inc(lam, np.maximum(y, 0) / t, kind == "sf"), 0.0 if kind == "cdf" else 1.0)
     if what == "pdf" and lam == 0.5:
@@ -223,55 +232,82 @@ def _per_parameter(fn, x, df, s1, s2, what):
     return out.reshape(x.shape)
 
 
-class diff_chi2_gen(rv_continuous):
-    r"""Difference of scaled chi-squares: :math:`X = s_1 \chi^2_{df} - s_2 \chi'^2_{df}`.
+@functools.cache
+def _diff_chi2_gen():
+    from scipy.stats import rv_continuous
 
-    Shapes ``df > 0``, ``s1 >= 0``, ``s2 >= 0`` (not both zero).  Cumulants:
-    :math:`\kappa_n = 2^{n-1}(n-1)!\,df\,(s_1^n + (-s_2)^n)`.
-    """
+    class diff_chi2_gen(rv_continuous):
+        r"""Difference of scaled chi-squares: :math:`X = s_1 \chi^2_{df} - s_2 \chi'^2_{df}`.
 
-    def _argcheck(self, df, s1, s2):
-        return (df > 0) & (s1 >= 0) & (s2 >= 0) & (s1 + s2 > 0)
+        Shapes ``df > 0``, ``s1 >= 0``, ``s2 >= 0`` (not both zero).  Cumulants:
+        :math:`\kappa_n = 2^{n-1}(n-1)!\,df\,(s_1^n + (-s_2)^n)`.
+        """
 
-    def _pdf(self, x, df, s1, s2):
-        return _per_parameter(_evaluate, x, df, s1, s2, "pdf")
+        def _argcheck(self, df, s1, s2):
+            return (df > 0) & (s1 >= 0) & (s2 >= 0) & (s1 + s2 > 0)
 
-    def _cdf(self, x, df, s1, s2):
-        # Many sorted points (a KS test) with one parameter set and two chi-squares: integrate
-        # the density between neighbours instead of running the quadrature at every point.
-        xa = np.asarray(x, dtype=np.float64)
-        if (
-            xa.ndim == 1
-            and xa.size >= _SORTED_MIN
-            and np.size(np.unique(df)) == 1
-            and np.size(np.unique(s1)) == 1
-            and np.size(np.unique(s2)) == 1
-            and float(np.ravel(s1)[0]) > 0
-            and float(np.ravel(s2)[0]) > 0
-            and np.all(np.diff(xa) >= 0)
-        ):
-            fast = _cdf_sorted(xa, float(np.ravel(df)[0]), float(np.ravel(s1)[0]), float(np.ravel(s2)[0]))
-            if fast is not None:
-                return fast
-        return _per_parameter(_evaluate, x, df, s1, s2, "cdf")
+        def _pdf(self, x, df, s1, s2):
+            return _per_parameter(_evaluate, x, df, s1, s2, "pdf")
 
-    def _sf(self, x, df, s1, s2):
-        return _per_parameter(_evaluate, x, df, s1, s2, "sf")
+        def _cdf(self, x, df, s1, s2):
+            # Many sorted points (a KS test) with one parameter set and two chi-squares: integrate
+            # the density between neighbours instead of running the quadrature at every point.
+            xa = np.asarray(x, dtype=np.float64)
+            if (
+                xa.ndim == 1
+                and xa.size >= _SORTED_MIN
+                and np.size(np.unique(df)) == 1
+                and np.size(np.unique(s1)) == 1
+                and np.size(np.unique(s2)) == 1
+                and float(np.ravel(s1)[0]) > 0
+                and float(np.ravel(s2)[0]) > 0
+                and np.all(np.diff(xa) >= 0)
+            ):
+                fast = _cdf_sorted(xa, float(np.ravel(df)[0]), float(np.ravel(s1)[0]), float(np.ravel(s2)[0]))
+                if fast is not None:
+                    return fast
+            return _per_parameter(_evaluate, x, df, s1, s2, "cdf")
 
-    def _get_support(self, df, s1, s2):
-        return np.where(s2 == 0, 0.0, -np.inf), np.where(s1 == 0, 0.0, np.inf)
+        def _sf(self, x, df, s1, s2):
+            return _per_parameter(_evaluate, x, df, s1, s2, "sf")
 
-    def _rvs(self, df, s1, s2, size=None, random_state=None):
-        return s1 * random_state.chisquare(df, size) - s2 * random_state.chisquare(df, size)
+        def _get_support(self, df, s1, s2):
+            return np.where(s2 == 0, 0.0, -np.inf), np.where(s1 == 0, 0.0, np.inf)
 
-    def _stats(self, df, s1, s2):
-        k2 = 2 * df * (s1**2 + s2**2)
-        k3 = 8 * df * (s1**3 - s2**3)
-        k4 = 48 * df * (s1**4 + s2**4)
-        return df * (s1 - s2), k2, k3 / k2**1.5, k4 / k2**2
+        def _rvs(self, df, s1, s2, size=None, random_state=None):
+            return s1 * random_state.chisquare(df, size) - s2 * random_state.chisquare(df, size)
+
+        def _stats(self, df, s1, s2):
+            k2 = 2 * df * (s1**2 + s2**2)
+            k3 = 8 * df * (s1**3 - s2**3)
+            k4 = 48 * df * (s1**4 + s2**4)
+            return df * (s1 - s2), k2, k3 / k2**1.5, k4 / k2**2
+
+    # Pickled (a frozen law sent to a worker) by this module-level name, which __getattr__ serves.
+    diff_chi2_gen.__qualname__ = "diff_chi2_gen"
+    diff_chi2_gen.__module__ = __name__
+    return diff_chi2_gen
 
 
-diff_chi2 = diff_chi2_gen(name="diff_chi2", shapes="df, s1, s2")
+@functools.cache
+def _diff_chi2():
+    return _diff_chi2_gen()(name="diff_chi2", shapes="df, s1, s2")
+
+
+_LAZY = {"diff_chi2": _diff_chi2, "diff_chi2_gen": _diff_chi2_gen}
+
+
+def __getattr__(name):
+    """``diff_chi2`` and its class, built at the first access (PEP 562): subclassing
+    ``rv_continuous`` needs scipy.stats, which nothing before the tests of a verify run does."""
+    if name in _LAZY:
+        return _LAZY[name]()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted({*globals(), *_LAZY})
+
 
 
 def score_distribution(d_k, rho=0.0, *, sigma_q=1.0, sigma_k=1.0, scale="sqrt"):
@@ -282,5 +318,5 @@ def score_distribution(d_k, rho=0.0, *, sigma_q=1.0, sigma_k=1.0, scale="sqrt"):
     d_k = check_d_k(d_k)
     rho = check_rho(rho)
     unit = score_scale(d_k, scale) * check_positive(sigma_q, "sigma_q") * check_positive(sigma_k, "sigma_k")
-    return diff_chi2(df=d_k, s1=unit * (1 + rho) / 2, s2=unit * (1 - rho) / 2)
+    return _diff_chi2()(df=d_k, s1=unit * (1 + rho) / 2, s2=unit * (1 - rho) / 2)
 

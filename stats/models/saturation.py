@@ -38,7 +38,6 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
-import pandas as pd
 
 from .._validation import as_real_array, check_d_k, check_finite, check_generator, check_integer, check_positive
 from ..engine.simulation import Simulation
@@ -236,6 +235,8 @@ def saturation_stats(
         out[names.get(stat, stat)] = s.mean
         out[names.get(stat, stat) + "_mcse"] = math.sqrt(s.m2 / (s.n - 1) / s.n)
     out["n_rows"] = n_rows
+    import pandas as pd  # here, not at import: the simulations do not need it
+
     return pd.Series(out, name=f"saturation d_k={d_k}, T={n_keys}, {scaling}, {law.label}, {method}")
 
 

@@ -58,11 +58,9 @@ import functools
 import math
 
 import numpy as np
-import pandas as pd
 from numpy.polynomial import chebyshev as C
 from numpy.polynomial import hermite_e as He
 from scipy import special
-from scipy import stats as sps
 
 from .._validation import MAX_KEYS, as_real_array, check_d_k, check_integer
 from .scores import score_scale
@@ -196,7 +194,7 @@ def _y_grids(sig_lo, sig_hi, T, n_panel, n_m):
     yp = _cheb_grid(pos, n_panel)
     # m is a log-normaliser, never below the largest score; the largest of T standard
     # normals lies below -x_T with probability Phi(-x_T)^T = 1e-17.
-    x_T = -sps.norm.ppf(1e-17 ** (1.0 / T))
+    x_T = -special.ndtri(1e-17 ** (1.0 / T))  # Phi^{-1}, as scipy.stats.norm.ppf computes it
     m_lo, m_hi = -x_T * sig_hi - 6.0, max(9.0 * sig_hi, 46.0 + 0.5 * sig_hi**2)
     m, Wm = _gl_grid(_steps(m_lo, m_hi, 1.2 * sig_lo * _m_width(T)), n_m)
     return yn, yp, m, Wm
@@ -311,6 +309,8 @@ def _chi_nodes(d_k, n):
     """Nodes r_i and weights of E[f(R)], R ~ chi(d_k), on the normal-score scale (Gauss-Hermite)."""
     z, w = He.hermegauss(n)
     w = w / math.sqrt(2 * math.pi)
+    from scipy import stats as sps  # here, not at import (~0.5 s of every start-up)
+
     law = sps.chi(d_k)
     r = np.where(z <= 0, law.ppf(special.ndtr(np.minimum(z, 0))), law.isf(special.ndtr(-np.maximum(z, 0))))
     keep = w > 1e-300
@@ -354,6 +354,8 @@ def saturation_exact(d_k, n_keys=32, *, scaling="sqrt", refine=1):
         raise ValueError(f"scaling must be one of {SCALINGS}; got {scaling!r}")
     refine = check_integer(refine, "refine")
     mw, tr, omm, unit = _exact_cached(d_k, T, scaling, refine)
+    import pandas as pd
+
     return pd.Series(
         dict(
             max_weight=mw,
