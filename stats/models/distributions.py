@@ -285,7 +285,6 @@ def _diff_chi2_gen():
 
     # Pickled (a frozen law sent to a worker) by this module-level name, which __getattr__ serves.
     diff_chi2_gen.__qualname__ = "diff_chi2_gen"
-    diff_chi2_gen.__module__ = __name__
     return diff_chi2_gen
 
 
