@@ -220,7 +220,7 @@ def parallel_benchmarks(out, quick):
         rows.append(row("verify speedup, 2 workers / 1 worker", r, ">= 1.8", "times",
                         f"--only {selection}, whole process (median of {len(ratios)} alternating pairs): "
                         f"{statistics.median(a[0] for a in ones):.1f} s vs {statistics.median(b[0] for b in twos):.1f} s; "
-                        f"the engine alone (plan + simulate, without the ~1 s start-up): {engine:.2f}x"))
+                        f"the engine alone (plan + simulate, without the interpreter's start-up): {engine:.2f}x"))
         rows.append(row("verify with glibc's adaptive malloc / with the suite's (stats/engine/malloc.py), 2 workers",
                         statistics.median(g[0] / b[0] for g, b in zip(adaptive, twos)), "", "ratio",
                         f"--only {selection}, SDPA_MALLOC=glibc: {statistics.median(g[0] for g in adaptive):.1f} s "
@@ -248,7 +248,7 @@ def dask_benchmarks(quick):
         from distributed import Client, LocalCluster
 
         from stats import local_dask_cluster
-        from stats.engine.executors import _preserved_environ
+        from stats.engine.executors import _loopback_cluster_options, _preserved_environ
     except ImportError:
         return [row("Dask LocalCluster / local pool", math.nan, ">= 0.9", "ratio", "dask not installed: `pip install -e '.[dask]'`", meets=False)]
 
@@ -276,8 +276,7 @@ def dask_benchmarks(quick):
                         f"the workers' first import of the suite took {t_import:.1f} s before"))
         rows += overhead
         if not quick:
-            with _preserved_environ(), LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                                    dashboard_address="127.0.0.1:0", silence_logs=40) as c:
+            with _preserved_environ(), LocalCluster(**_loopback_cluster_options(2)) as c:
                 warmed(c.scheduler_address)
                 t_default = _verify_seconds(["--only", selection, "--scheduler", c.scheduler_address, "--out", str(tmp / "d")])[0]
             rows.append(row("Dask LocalCluster with Dask's default worker environment / local pool", t_ref / t_default, "", "ratio",

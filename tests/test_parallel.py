@@ -9,7 +9,7 @@ import warnings
 import pytest
 
 from stats import FORMULAS, Job, SaturationSim, ScoreSim, entry_law, local_dask_cluster, run_simulations
-from stats.engine.executors import _preserved_environ
+from stats.engine.executors import _loopback_cluster_options, _preserved_environ
 
 SELECTION = "product-mean,winner-bound,saturation-samplers-agree,fast-path-bitpacked"
 
@@ -78,8 +78,7 @@ def test_the_suites_cluster_gives_its_workers_the_suites_malloc(cluster):
 
 def test_workers_with_a_fixed_trim_threshold_are_warned_about():
     distributed = pytest.importorskip("distributed", reason="the dask extra is not installed")
-    with _preserved_environ(), distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                                        dashboard_address="127.0.0.1:0", silence_logs=40) as c:
+    with _preserved_environ(), distributed.LocalCluster(**_loopback_cluster_options(1)) as c:
         # Dask's default: its nanny starts workers with MALLOC_TRIM_THRESHOLD_=65536.
         with pytest.warns(RuntimeWarning, match="MALLOC_TRIM_THRESHOLD_=65536"):
             run_simulations([Job(ScoreSim(8), 10_000)], seed=1, formulas=FORMULAS, scheduler=c.scheduler_address)

@@ -262,6 +262,14 @@ def _preserved_environ():
         os.environ.update(saved)
 
 
+def _loopback_cluster_options(n_workers):
+    """``distributed.LocalCluster`` keyword arguments for a cluster of this machine alone:
+    single-threaded worker processes, every port on loopback, quiet logs.  (The bench and a
+    test build such a cluster with Dask's default worker environment, to compare.)"""
+    return dict(n_workers=n_workers, threads_per_worker=1, processes=True, host="127.0.0.1",
+                dashboard_address="127.0.0.1:0", silence_logs=40)  # a free port: no fixed one to clash on
+
+
 @contextlib.contextmanager
 def local_dask_cluster(*, n_workers=2):
     r"""A ``distributed.LocalCluster`` on loopback, set up as this suite wants its workers.
@@ -290,8 +298,7 @@ def local_dask_cluster(*, n_workers=2):
         with _preserved_environ(), dask.config.set(settings):
             for k in MALLOC_ENVIRON:
                 os.environ.pop(k, None)  # an inherited setting would win over the config
-            cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                   dashboard_address="127.0.0.1:0", silence_logs=40)  # no fixed port to clash on
+            cluster = LocalCluster(**_loopback_cluster_options(n_workers))
         try:
             yield cluster
         finally:
