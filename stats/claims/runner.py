@@ -146,9 +146,11 @@ def select_claims(patterns=None, claims=None):
 # ------------------------------------------------------------------------ planning
 
 # Random numbers a sampler holds at once (1 MiB of float64), below the engine's default of
-# 2^20: it made a 25 s verify selection 5-10% faster here, measured under glibc's adaptive
-# malloc (whether through the L2 cache or fewer fresh pages was not told apart).  The numbers do not depend on it (tests/test_engine.py); every registry
-# simulation's row fits in it (the widest, d_k = 4096 with 16 keys, holds 65536).
+# 2^20: a 25 s verify selection ran 5-10% faster so under glibc's adaptive malloc (the L2
+# cache or fewer fresh pages: not told apart); with the suite's malloc, chunks of 2^14 to
+# 2^18 numbers were within the run-to-run spread of each other.  The numbers do not depend
+# on it (tests/test_engine.py); every registry simulation's row fits in it (the widest,
+# d_k = 4096 with 16 keys, holds 65536).
 CHUNK_NUMBERS = 1 << 17
 
 
