@@ -83,3 +83,25 @@ def test_the_lazy_law_pickles_as_a_worker_needs():
 def test_unknown_names_are_attribute_errors(module):
     with pytest.raises(AttributeError, match="no_such_name"):
         module.no_such_name
+
+
+
+@pytest.mark.parametrize("reach", ["stats.diff_chi2", "stats.score_distribution(4, 0.3).dist"])
+def test_two_threads_first_access_builds_one_law(reach):
+    # In a fresh process two threads reach for the unbuilt law at the same moment: both
+    # must get the one class (a second one would fail isinstance and pickle).
+    code = f"""
+import pickle, threading, stats
+barrier, got = threading.Barrier(2), []
+def reach():
+    barrier.wait()
+    got.append({reach})
+threads = [threading.Thread(target=reach) for _ in range(2)]
+[t.start() for t in threads]
+[t.join() for t in threads]
+assert type(got[0]) is type(got[1]) is stats.models.distributions.diff_chi2_gen, got
+for g in got:
+    pickle.dumps(g)
+"""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-1500:]

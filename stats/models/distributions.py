@@ -24,7 +24,7 @@ has a logarithmic singularity).  Each evaluation costs about 50 microseconds.
 
 from __future__ import annotations
 
-import functools
+import threading
 
 import numpy as np
 from scipy import special
@@ -232,8 +232,7 @@ def _per_parameter(fn, x, df, s1, s2, what):
     return out.reshape(x.shape)
 
 
-@functools.cache
-def _diff_chi2_gen():
+def _define_diff_chi2_gen():
     from scipy.stats import rv_continuous
 
     class diff_chi2_gen(rv_continuous):
@@ -288,9 +287,24 @@ def _diff_chi2_gen():
     return diff_chi2_gen
 
 
-@functools.cache
+_BUILT = {}
+# Two threads' first accesses at once must build one class, not two (the second would be
+# a class that neither isinstance nor pickle recognises); re-entrant: _diff_chi2 calls _diff_chi2_gen.
+_BUILD_LOCK = threading.RLock()
+
+
+def _diff_chi2_gen():
+    with _BUILD_LOCK:
+        if "diff_chi2_gen" not in _BUILT:
+            _BUILT["diff_chi2_gen"] = _define_diff_chi2_gen()
+        return _BUILT["diff_chi2_gen"]
+
+
 def _diff_chi2():
-    return _diff_chi2_gen()(name="diff_chi2", shapes="df, s1, s2")
+    with _BUILD_LOCK:
+        if "diff_chi2" not in _BUILT:
+            _BUILT["diff_chi2"] = _diff_chi2_gen()(name="diff_chi2", shapes="df, s1, s2")
+        return _BUILT["diff_chi2"]
 
 
 _LAZY = {"diff_chi2": _diff_chi2, "diff_chi2_gen": _diff_chi2_gen}

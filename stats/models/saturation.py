@@ -218,6 +218,8 @@ def saturation_stats(
     ``method="auto"`` takes the exact chi-square shortcut for Gaussian entries and the
     direct recipe otherwise.  Memory stays below a few tens of MiB for any ``n_rows``.
     """
+    import pandas as pd  # here, not at import: the simulations do not need it
+
     from ..engine.executors import run_simulation
 
     law = entry_law(entries)
@@ -235,8 +237,6 @@ def saturation_stats(
         out[names.get(stat, stat)] = s.mean
         out[names.get(stat, stat) + "_mcse"] = math.sqrt(s.m2 / (s.n - 1) / s.n)
     out["n_rows"] = n_rows
-    import pandas as pd  # here, not at import: the simulations do not need it
-
     return pd.Series(out, name=f"saturation d_k={d_k}, T={n_keys}, {scaling}, {law.label}, {method}")
 
 

@@ -307,10 +307,10 @@ def saturation_given_scale(sigma, n_keys=32, *, refine=1):
 @functools.lru_cache(maxsize=None)
 def _chi_nodes(d_k, n):
     """Nodes r_i and weights of E[f(R)], R ~ chi(d_k), on the normal-score scale (Gauss-Hermite)."""
-    z, w = He.hermegauss(n)
-    w = w / math.sqrt(2 * math.pi)
     from scipy import stats as sps  # here, not at import (~0.5 s of every start-up)
 
+    z, w = He.hermegauss(n)
+    w = w / math.sqrt(2 * math.pi)
     law = sps.chi(d_k)
     r = np.where(z <= 0, law.ppf(special.ndtr(np.minimum(z, 0))), law.isf(special.ndtr(-np.maximum(z, 0))))
     keep = w > 1e-300
@@ -348,14 +348,14 @@ def saturation_exact(d_k, n_keys=32, *, scaling="sqrt", refine=1):
     Returns a pandas Series: ``max_weight``, ``trace``, ``one_minus_max``,
     ``unit_mass_error``, ``accuracy`` (the stated absolute accuracy) and the arguments.
     """
+    import pandas as pd
+
     d_k = check_d_k(d_k)
     T = check_integer(n_keys, "n_keys", minimum=2, maximum=MAX_KEYS, what="an integer >= 2")
     if scaling not in SCALINGS:
         raise ValueError(f"scaling must be one of {SCALINGS}; got {scaling!r}")
     refine = check_integer(refine, "refine")
     mw, tr, omm, unit = _exact_cached(d_k, T, scaling, refine)
-    import pandas as pd
-
     return pd.Series(
         dict(
             max_weight=mw,
