@@ -282,7 +282,8 @@ def _define_diff_chi2_gen():
             k4 = 48 * df * (s1**4 + s2**4)
             return df * (s1 - s2), k2, k3 / k2**1.5, k4 / k2**2
 
-    # Pickled (a frozen law sent to a worker) by this module-level name, which __getattr__ serves.
+    # Pickled (a frozen law sent to a worker) by this module-level name, which __getattr__
+    # serves.  The price: inspect.getsource finds the methods' source but not the class's.
     diff_chi2_gen.__qualname__ = "diff_chi2_gen"
     return diff_chi2_gen
 
