@@ -442,7 +442,7 @@ def plan(claims=None, *, select=None, seed=DEFAULT_SEED, n_factor=1.0, alpha=FAM
         # The pilots run in worker processes; meanwhile this process computes the exact values
         # the design and evaluation will ask for (cached).  Called once the workers exist.
         chosen_checks = [ch for cl, ch in relevant if cl.id in chosen_ids]
-        t = threading.Thread(target=_warm_design_values, args=(chosen_checks, FORMULAS), daemon=True)
+        t = threading.Thread(target=_warm_values, args=(chosen_checks, FORMULAS), daemon=True)
         t.start()
         warm.append(t)
 
@@ -494,9 +494,14 @@ def plan(claims=None, *, select=None, seed=DEFAULT_SEED, n_factor=1.0, alpha=FAM
 
 
 def _warm_values(checks, formulas):
-    """Evaluate the deterministic expected values (exact integrals, asymptotic constants) once,
-    so that their caches are warm when the design and :func:`evaluate` ask; errors are left
-    for evaluate to report."""
+    """Import what the design and evaluation use beyond ``import stats`` (scipy.stats and
+    pandas, ~0.9 s), then evaluate the deterministic expected values (exact integrals,
+    asymptotic constants) once, so that their caches are warm when the design and
+    :func:`evaluate` ask; errors are left for evaluate to report.  Run in a thread while
+    worker processes simulate, where both overlap their work instead of preceding it."""
+    import pandas  # noqa: F401
+    import scipy.stats  # noqa: F401
+
     for ch in checks:
         if ch.expected is None or not (ch.test == "exact" or {"saturation_exact", "saturation_asymptotics"} & set(ch.uses)):
             continue
@@ -506,22 +511,8 @@ def _warm_values(checks, formulas):
             pass
 
 
-def _import_for_evaluation():
-    """Import what the design and evaluation use beyond ``import stats`` (scipy.stats and
-    pandas, ~0.9 s): called in a thread while worker processes simulate, where it overlaps
-    their work instead of preceding it."""
-    import pandas  # noqa: F401
-    import scipy.stats  # noqa: F401
-
-
 def _warm_exact_values(the_plan, formulas):
-    _import_for_evaluation()
     _warm_values([p.check for p in the_plan.checks if not p.untestable], formulas)
-
-
-def _warm_design_values(checks, formulas):
-    _import_for_evaluation()
-    _warm_values(checks, formulas)
 
 
 def simulate(the_plan, *, seed=DEFAULT_SEED, formulas=FORMULAS, workers=1, scheduler=None, progress=False, only=None):

@@ -288,40 +288,32 @@ def _define_diff_chi2_gen():
     return diff_chi2_gen
 
 
-_BUILT = {}
+_LAZY_NAMES = ("diff_chi2", "diff_chi2_gen")
+_BUILT = {}  # both, once built
 # Two threads' first accesses at once must build one class, not two (the second would be
-# a class that neither isinstance nor pickle recognises); re-entrant: _diff_chi2 calls _diff_chi2_gen.
-_BUILD_LOCK = threading.RLock()
+# a class that neither isinstance nor pickle recognises).
+_BUILD_LOCK = threading.Lock()
 
 
-def _diff_chi2_gen():
+def _built(name):
+    """``diff_chi2`` or ``diff_chi2_gen``: both are built at the first call, once."""
     with _BUILD_LOCK:
-        if "diff_chi2_gen" not in _BUILT:
-            _BUILT["diff_chi2_gen"] = _define_diff_chi2_gen()
-        return _BUILT["diff_chi2_gen"]
-
-
-def _diff_chi2():
-    with _BUILD_LOCK:
-        if "diff_chi2" not in _BUILT:
-            _BUILT["diff_chi2"] = _diff_chi2_gen()(name="diff_chi2", shapes="df, s1, s2")
-        return _BUILT["diff_chi2"]
-
-
-_LAZY = {"diff_chi2": _diff_chi2, "diff_chi2_gen": _diff_chi2_gen}
+        if not _BUILT:
+            gen = _define_diff_chi2_gen()
+            _BUILT.update(diff_chi2_gen=gen, diff_chi2=gen(name="diff_chi2", shapes="df, s1, s2"))
+        return _BUILT[name]
 
 
 def __getattr__(name):
     """``diff_chi2`` and its class, built at the first access (PEP 562): subclassing
     ``rv_continuous`` needs scipy.stats, which nothing before the tests of a verify run does."""
-    if name in _LAZY:
-        return _LAZY[name]()
+    if name in _LAZY_NAMES:
+        return _built(name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__():
-    return sorted({*globals(), *_LAZY})
-
+    return sorted({*globals(), *_LAZY_NAMES})
 
 
 def score_distribution(d_k, rho=0.0, *, sigma_q=1.0, sigma_k=1.0, scale="sqrt"):
@@ -332,5 +324,5 @@ def score_distribution(d_k, rho=0.0, *, sigma_q=1.0, sigma_k=1.0, scale="sqrt"):
     d_k = check_d_k(d_k)
     rho = check_rho(rho)
     unit = score_scale(d_k, scale) * check_positive(sigma_q, "sigma_q") * check_positive(sigma_k, "sigma_k")
-    return _diff_chi2()(df=d_k, s1=unit * (1 + rho) / 2, s2=unit * (1 - rho) / 2)
+    return _built("diff_chi2")(df=d_k, s1=unit * (1 + rho) / 2, s2=unit * (1 - rho) / 2)
 
