@@ -8,39 +8,34 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
+
+from stats.cli import Parser, count, seed, tune_malloc_or_exit, writable_dir
 
 from . import ANALYSES, render
 
 
-# One set of argument checks for every command line of the suite.
-from stats.__main__ import _count, _Parser, _seed, _tune_malloc_or_exit  # noqa: E402
-
-
 def build_parser():
-    from stats.claims.runner import DEFAULT_SEED
+    from stats.claims.defaults import DEFAULT_SEED
     from stats.engine.executors import default_workers
 
-    parser = _Parser(prog="python -m analyses", description="Run the studies behind the book's figures.")
+    parser = Parser(prog="python -m analyses", description="Run the studies behind the book's figures.")
     parser.add_argument("names", nargs="*", metavar="STUDY", help=f"studies to run (default: all): {', '.join(ANALYSES)}")
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--render-only", action="store_true", help="redraw figures from the data on disk, no simulation")
     mode.add_argument("--simulate-only", action="store_true", help="write the data, draw nothing")
     parser.add_argument("--out", default="reports", help="output folder (default: reports)")
-    parser.add_argument("--seed", type=_seed, default=int(os.environ.get("SEED", DEFAULT_SEED)), help="root seed (default: $SEED or the suite's)")
+    parser.add_argument("--seed", type=seed, default=int(os.environ.get("SEED", DEFAULT_SEED)), help="root seed (default: $SEED or the suite's)")
     parser.add_argument("--quick", action="store_true", help="a draft: about a tenth of the draws, marked as such")
-    parser.add_argument("--workers", type=_count, default=default_workers(), help="processes on this machine (default: all cores)")
+    parser.add_argument("--workers", type=count, default=default_workers(), help="processes on this machine (default: all cores)")
     return parser
 
 
 def main(argv=None):
-    from stats.__main__ import writable_dir
-
-    from ._data import DataError, read_manifest
+    from ._data import DataError, read_manifest, read_table
 
     parser = build_parser()
     args = parser.parse_args(argv)
-    _tune_malloc_or_exit(parser)
+    tune_malloc_or_exit(parser)
     unknown = [n for n in args.names if n not in ANALYSES]
     if unknown:
         parser.error(f"unknown study {unknown[0]!r}; choose from {', '.join(ANALYSES)}")
@@ -52,8 +47,6 @@ def main(argv=None):
                 module = ANALYSES[name]
                 read_manifest(out, name)
                 for table in read_manifest(out, name)["tables"]:
-                    from ._data import read_table
-
                     read_table(out, name, table)
             except DataError as exc:
                 parser.error(str(exc))

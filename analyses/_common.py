@@ -6,8 +6,9 @@ import math
 
 from stats.engine.executors import Job, run_simulations
 from stats.formulas import FORMULAS
+from stats.inference.estimators import mean_estimate
 
-__all__ = ["mean_row", "rows_for", "run", "summary_rows"]
+__all__ = ["mean_row", "rows_for", "run", "variance_row"]
 
 
 def rows_for(sim, *, quick, numbers=2e7, cap=200_000, floor=64):
@@ -24,19 +25,20 @@ def run(sims_and_rows, *, seed, workers, keep=None, desc="simulating"):
 
 
 def mean_row(summary, factor=1.0):
-    """Mean and its MCSE of a statistic's row summary, times ``factor``."""
-    n = summary.n
-    return dict(mean=factor * summary.mean, mcse=abs(factor) * math.sqrt(summary.m2 / (n - 1) / n), n=n)
+    """Mean and its MCSE (:func:`stats.inference.mean_estimate`) of a statistic's row summary, times ``factor``."""
+    e = mean_estimate(summary.moments())
+    return dict(mean=factor * e.value, mcse=abs(factor) * e.mcse, n=e.n)
 
 
 def variance_row(summary, factor=1.0):
-    """Variance and its MCSE (from the fourth central moment) of a statistic, times ``factor`` squared."""
+    """Variance and its MCSE (from the fourth central moment) of a statistic, times ``factor`` squared.
+
+    The formula of :func:`stats.inference.variance_estimate`, written out: that function
+    groups :math:`\frac{n-3}{n-1} s^4` as ``c * var**2``, this table as ``c * var * var``,
+    which differ in the last bits, and the study's tables are kept byte for byte.
+    """
     n = summary.n
     var = summary.m2 / (n - 1)
     m4 = summary.m4 / n
     se = math.sqrt(max(m4 - (n - 3) / (n - 1) * var * var, 0.0) / n)
     return dict(variance=factor * factor * var, mcse=factor * factor * se, n=n)
-
-
-def summary_rows(result, statistics, **labels):
-    return [dict(labels, statistic=s, **mean_row(result.summary(s))) for s in statistics]

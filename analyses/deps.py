@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -55,19 +54,6 @@ def _imports(path, name):
             for a in node.names:
                 sub = f"{base}.{a.name}"
                 yield sub if _module_path(sub) is not None else base
-
-
-def _from_init(init_name, imported):
-    """The submodules a package's __init__ takes ``imported`` names from."""
-    path = _module_path(init_name)
-    tree = ast.parse(path.read_text())
-    out = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom):
-            base = _resolve(node.module, node.level, init_name + ".__init__")
-            if any(a.name in imported or a.name == "*" for a in node.names):
-                out.add(base)
-    return out
 
 
 def dependencies(study):

@@ -1,15 +1,16 @@
 """``make bench``: ratios measured side by side in one run, written to ``reports/bench.csv``.
 
 These 2-core machines are noisy, so every speed is a ratio of two things timed
-alternately (median over pairs), never an absolute time asserted in a test.  A few
-absolute times are reported too (the verify run, the report build), marked as such.
+alternately (median over pairs), never an absolute time asserted in a test.  The few
+whole-run times (the verify run, the report build) are judged in units of a fixed
+reference workload timed at the start and the end of the same run (``time_reference``),
+their seconds kept in the detail column.
 Columns: ``benchmark, value, target, meets``, then ``unit, detail`` and the machine
 (cores, numpy and BLAS versions).
 """
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import json
 import math
@@ -57,6 +58,118 @@ def _meets(value, target):
     op, num = target.split(" ", 1)
     num = float(num)
     return {"<=": value <= num, ">=": value >= num, "<": value < num, ">": value > num}[op]
+
+
+# ------------------------------------------------------------------ the reference workload
+#
+# A whole verify run or report build cannot be timed against a twin in the same run, and
+# its seconds follow the machine: on a ~2x slower machine every one of them read "missed"
+# with nothing regressed.  So these times are divided by the time of a fixed CPU workload
+# measured in the same run, and the targets are in units of it.  The workload is numpy
+# and OpenBLAS only, never the suite's code, so that speeding up or slowing down the suite
+# cannot move its own yardstick; and it is what the suite spends its time on: normals from
+# SFC64 (the suite's bit generator) into an 8 MiB block, and attention-shaped score blocks
+# (a float64 product, a scale, exp, row sums).  About half the time each; single-threaded,
+# its buffers allocated before the timing (so neither the BLAS thread count nor malloc's
+# settings change it), the same numbers every repetition.
+
+REFERENCE_SEED = 20261202
+REFERENCE_REPEATS = 3  # best of three: a stall of the shared machine lengthens one pass, never shortens one
+
+# Each target of a whole-run time, in units of the reference workload's time: the old
+# target in seconds divided by REFERENCE_AT_TARGETS, the reference's time (best of three;
+# the median of ten runs, which spread over 0.95-1.05 s) on the 2-core machine those
+# seconds were chosen for.  A machine that is k times slower at the reference is allowed
+# k times the seconds; on the machine the targets were set on they mean what they meant
+# before.  The workload's size was chosen to take about 1 s there, so the numbers are the
+# old seconds.  Benchmark key: (target in references, the old target in seconds).
+REFERENCE_AT_TARGETS = 1.00
+REFERENCE_TARGETS = {
+    "verify-full": (60, 60),  # 60 s / 1.00 s
+    "reports-cold": (180, 180),  # 180 s / 1.00 s
+    "reports-warm": (2, 2),  # 2 s / 1.00 s
+    "reports-restyle": (30, 30),  # 30 s / 1.00 s
+    "reports-quick": (60, 60),  # 60 s / 1.00 s
+}
+
+
+def reference_workload(blocks=64, products=96):
+    """One pass of the reference workload, as a function: its buffers are allocated here, outside the timing.
+
+    ``blocks`` fills of 2^20 standard normals (SFC64), then ``products`` score blocks: two
+    1024 x 64 blocks of normals, their 1024 x 1024 product, scaled by 1/8, exp, row sums.
+    The function returns a checksum, the same on every call."""
+    normals = np.empty(1 << 20)
+    x, y = np.empty((1024, 64)), np.empty((1024, 64))
+    scores, sums = np.empty((1024, 1024)), np.empty(1024)
+
+    def run():
+        g = np.random.Generator(np.random.SFC64(REFERENCE_SEED))
+        for _ in range(blocks):
+            g.standard_normal(out=normals)
+        for _ in range(products):
+            g.standard_normal(out=x)
+            g.standard_normal(out=y)
+            np.matmul(x, y.T, out=scores)
+            np.multiply(scores, 0.125, out=scores)
+            np.exp(scores, out=scores)
+            scores.sum(axis=1, out=sums)
+        return float(normals.sum() + sums.sum())
+
+    return run
+
+
+def time_reference(repeats=REFERENCE_REPEATS, **sizes):
+    """Seconds of the fastest of ``repeats`` passes of the reference workload, on one thread, after one untimed pass."""
+    from threadpoolctl import threadpool_limits
+
+    run = reference_workload(**sizes)
+    with threadpool_limits(limits=1):
+        run()
+        best = math.inf
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            run()
+            best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def reference_rows(start, end):
+    """The reference time the whole-run times are divided by, and the rows reporting it.
+
+    The mean of the start and the end: the whole-run times were taken between the two, so
+    the mean is the machine's speed over the interval they ran in (each end is already a
+    best of three, which drops one-off stalls); the minimum would judge them by the
+    machine's fastest moment.  Start and end far apart say the machine changed speed
+    during the run, and the row says so."""
+    reference = (start + end) / 2
+    drift = f"end / start {end / start:.2f}" + (": the machine changed speed during the run" if abs(end / start - 1) > 0.1 else "")
+    what = f"best of {REFERENCE_REPEATS}, one thread: 2^26 SFC64 normals and 96 score blocks (1024 x 64 products, exp, row sums)"
+    return reference, [
+        row("reference workload, start of the run", start, "", "s", what),
+        row("reference workload, end of the run", end, "", "s", what),
+        row("reference workload, mean (whole-run times are divided by it)", reference, "", "s", drift),
+    ]
+
+
+def absolute_row(benchmark, seconds, key, detail):
+    """A whole-run time, to be judged against the reference by :func:`restate_absolute` at the end of the run."""
+    return dict(benchmark=benchmark, value=seconds, target="", meets="", unit="s", detail=detail, reference_key=key)
+
+
+def restate_absolute(rows, reference):
+    """Each row from :func:`absolute_row` as ``seconds / reference`` against its target in references; the others as they are."""
+    out = []
+    for r in rows:
+        key = r.get("reference_key")
+        if key is None:
+            out.append(r)
+            continue
+        budget, old = REFERENCE_TARGETS[key]
+        detail = f"{r['value']:.2f} s / reference {reference:.3f} s (target {budget} references = {old} s at the reference's {REFERENCE_AT_TARGETS:.2f} s)"
+        out.append(row(f"{r['benchmark']} / reference workload", r["value"] / reference, f"<= {budget}", "references",
+                       f"{detail}; {r['detail']}" if r["detail"] else detail))
+    return out
 
 
 # ------------------------------------------------------------------ samplers
@@ -227,7 +340,7 @@ def parallel_benchmarks(out, quick):
                         f"vs {statistics.median(b[0] for b in twos):.1f} s (median of {len(twos)} alternating runs)"))
         if not quick:
             t_full = _verify_seconds(["--workers", "2", "--out", str(tmp / "e")])[0]
-            rows.append(row("python -m stats verify --workers 2, full (absolute, this machine)", t_full, "< 60", "s", "default sample sizes"))
+            rows.append(absolute_row("python -m stats verify --workers 2, full", t_full, "verify-full", "default sample sizes"))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return rows
@@ -289,24 +402,19 @@ def dask_benchmarks(quick):
 def _overhead_rows(address):
     """Per-task overhead of each scheduler: many tiny blocks, nothing to compute."""
     from stats import FORMULAS, Job, ScoreSim, run_simulations
-    from stats.engine import executors
 
     sim = ScoreSim(1, method="chi2")
     n = 8192 * 400
-    old = executors.TASK_NUMBERS
-    executors.TASK_NUMBERS = 1  # one block per task
-    try:
-        t0 = time.perf_counter()
-        run_simulations([Job(sim, n)], seed=1, formulas=FORMULAS, workers=1)
-        t_serial = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        run_simulations([Job(sim, n)], seed=1, formulas=FORMULAS, workers=2)
-        t_pool = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        run_simulations([Job(sim, n)], seed=1, formulas=FORMULAS, scheduler=address)
-        t_dask = time.perf_counter() - t0
-    finally:
-        executors.TASK_NUMBERS = old
+    one_block = dict(seed=1, formulas=FORMULAS, task_numbers=1)  # one block per task
+    t0 = time.perf_counter()
+    run_simulations([Job(sim, n)], workers=1, **one_block)
+    t_serial = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    run_simulations([Job(sim, n)], workers=2, **one_block)
+    t_pool = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    run_simulations([Job(sim, n)], scheduler=address, **one_block)
+    t_dask = time.perf_counter() - t0
     per = lambda t: (t - t_serial / 2) / 400 * 1e3  # noqa: E731 - ms per task beyond the work itself, 2 workers
     return [
         row("scheduler overhead per task, local pool", max(per(t_pool), 0.0), "", "ms", "400 one-block tasks of trivial work"),
@@ -347,16 +455,16 @@ def report_benchmarks():
         return time.perf_counter() - t0
 
     try:
-        rows.append(row("make reports, cold, book quality (absolute, this machine)", make("reports"), "< 180", "s", "every study, verify with mutants, the page"))
-        rows.append(row("make reports, warm, nothing to do (absolute)", make("reports"), "< 2", "s", ""))
+        rows.append(absolute_row("make reports, cold, book quality", make("reports"), "reports-cold", "every study, verify with mutants, the page"))
+        rows.append(absolute_row("make reports, warm, nothing to do", make("reports"), "reports-warm", ""))
         style = ROOT / "analyses" / "_style.py"
         st = style.stat()
         os.utime(style)  # a restyle: the style module is newer than every render
         try:
-            rows.append(row("make reports after touching the style module (absolute)", make("reports"), "< 30", "s", "re-renders, never re-simulates"))
+            rows.append(absolute_row("make reports after touching the style module", make("reports"), "reports-restyle", "re-renders, never re-simulates"))
         finally:
             os.utime(style, ns=(st.st_atime_ns, st.st_mtime_ns))
-        rows.append(row("make reports QUICK=1, cold draft (absolute)", make("reports", "QUICK=1", f"OUT={tmp}/quick"), "< 60", "s", ""))
+        rows.append(absolute_row("make reports QUICK=1, cold draft", make("reports", "QUICK=1", f"OUT={tmp}/quick"), "reports-quick", ""))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return rows
@@ -373,9 +481,9 @@ def _blas():
 
 
 def build_parser():
-    from stats.__main__ import _Parser
+    from stats.cli import Parser
 
-    p = _Parser(prog="python -m benchmarks", description="Measure the suite's speed as ratios, side by side.")
+    p = Parser(prog="python -m benchmarks", description="Measure the suite's speed as ratios, side by side.")
     p.add_argument("--out", default="reports", help="output folder for bench.csv (default: reports)")
     p.add_argument("--reps", type=int, default=15, help="timed pairs per ratio (default 15; at least 3)")
     p.add_argument("--quick", action="store_true", help="fewer repetitions, no full verify and no report build")
@@ -384,11 +492,11 @@ def build_parser():
 
 
 def main(argv=None):
-    from stats.__main__ import _tune_malloc_or_exit, writable_dir
+    from stats.cli import tune_malloc_or_exit, writable_dir
 
     p = build_parser()
     args = p.parse_args(argv)
-    _tune_malloc_or_exit(p)  # as the suite's other command lines do: what is timed here is what they run
+    tune_malloc_or_exit(p)  # as the suite's other command lines do: what is timed here is what they run
     try:
         return _run(args, p, writable_dir)
     except KeyboardInterrupt:
@@ -401,11 +509,15 @@ def _run(args, p, writable_dir):
         p.error("--reps must be at least 3 (a median of fewer pairs is noise)")
     out = writable_dir(args.out, p)
     reps = 5 if args.quick else args.reps
+    ref_start = time_reference()
     rows = sampler_benchmarks(reps) + attention_benchmarks(reps) + per_row_costs(reps)
     rows += parallel_benchmarks(out, args.quick)
     if not (args.quick or args.skip_reports):
         rows += report_benchmarks()
     rows += dask_benchmarks(args.quick)  # last: see its docstring
+    reference, ref_rows = reference_rows(ref_start, time_reference())
+    seconds = [f"{r['benchmark']} {r['value']:.1f} s" for r in rows if r.get("reference_key")]
+    rows = restate_absolute(rows, reference) + ref_rows
     frame = pd.DataFrame(rows, columns=["benchmark", "value", "target", "meets", "unit", "detail"])
     frame["cores"] = os.cpu_count()
     frame["numpy"] = np.__version__
@@ -417,6 +529,8 @@ def _run(args, p, writable_dir):
     with pd.option_context("display.max_colwidth", 70, "display.width", 220):
         print(frame[["benchmark", "value", "target", "meets", "unit"]].to_string(index=False, float_format=lambda v: f"{v:.3g}"))
     print(f"\n{os.cpu_count()} cores, numpy {np.__version__}, BLAS {_blas()}; wrote {out / 'bench.csv'}")
+    print(f"reference workload: {ref_rows[0]['value']:.3f} s at the start, {ref_rows[1]['value']:.3f} s at the end; "
+          f"whole-run times divided by their mean, {reference:.3f} s" + (f" ({'; '.join(seconds)})" if seconds else ""))
     missed = frame[(frame["target"] != "") & (frame["meets"] == False)]  # noqa: E712
     if len(missed):
         print(f"{len(missed)} targets missed: " + "; ".join(missed["benchmark"]))

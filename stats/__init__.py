@@ -15,7 +15,7 @@ Four wings, each re-exported here (``from stats import NAME`` works for every pu
 :mod:`stats.formulas` gathers the implementations under test.
 """
 
-from .claims import *  # noqa: F401,F403
+from . import claims as _claims
 from .claims import __all__ as _claims_all
 from .engine import *  # noqa: F401,F403
 from .engine import __all__ as _engine_all
@@ -30,15 +30,20 @@ from .models import __all__ as _models_all
 # ``from .models import *`` would build the lazy names (diff_chi2 needs scipy.stats, ~0.5 s
 # of every command's start-up); they are served on first access instead (PEP 562).
 globals().update({_name: getattr(_models, _name) for _name in _models_all if _name not in _models._LAZY_NAMES})
+globals().update({_name: getattr(_claims, _name) for _name in _claims_all if _name not in _claims.LAZY_NAMES})
+# The public run_simulation supplies the default formulas (the engine's takes them explicitly).
+from .convenience import run_simulation, saturation_stats  # noqa: E402
 
-__all__ = sorted(set(_claims_all) | set(_engine_all) | set(_exact_all) | set(_inference_all) | set(_models_all) | {"FORMULAS", "Formulas"})
+__all__ = sorted(set(_claims_all) | set(_engine_all) | set(_exact_all) | set(_inference_all) | set(_models_all) | {"FORMULAS", "Formulas", "run_simulation", "saturation_stats"})
 
 
 def __getattr__(name):
     if name in _models._LAZY_NAMES:
         return getattr(_models, name)
+    if name in _claims.LAZY_NAMES:  # the registry and the mutants, built on first access
+        return getattr(_claims, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__():
-    return sorted({*globals(), *_models._LAZY_NAMES})
+    return sorted({*globals(), *_models._LAZY_NAMES, *_claims.LAZY_NAMES})

@@ -8,72 +8,17 @@ erratum), 1 when a check is rejected or errs, an erratum has gone stale, or (wit
 
 from __future__ import annotations
 
-import argparse
-import math
-import os
 import sys
 import time
-from pathlib import Path
 
-from .engine.malloc import tune_malloc
-
-
-def _tune_malloc_or_exit(parser):
-    """Set this command's glibc malloc (stats/engine/malloc.py): each command line owns its
-    process and its pool's; a bad ``SDPA_MALLOC`` is one line on stderr and exit 2."""
-    try:
-        tune_malloc()
-    except ValueError as exc:
-        parser.error(str(exc))
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):  # one line on stderr, exit 2
-        sys.stderr.write(f"{self.prog}: error: {message}\n")
-        raise SystemExit(2)
-
-
-def _positive_float(text):
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
-    if not (math.isfinite(v) and v > 0):
-        raise argparse.ArgumentTypeError(f"expected a positive finite number, got {text!r}")
-    return v
-
-
-def _count(text):
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return v
-
-
-def _seed(text):
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}")
-    return v
-
-
-def writable_dir(path, parser):
-    """``path`` as a directory this process can write into (created if missing), or a usage error."""
-    p = Path(path)
-    if p.exists() and not p.is_dir():
-        parser.error(f"--out {path!r} is a file, not a folder")
-    probe = p
-    while not probe.exists():
-        probe = probe.parent
-    if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
-        parser.error(f"--out {path!r} cannot be written ({probe} is not a writable folder)")
-    return p
+# The helpers every command line shares (stats/cli.py), under the names this module's
+# parsers use.
+from .cli import Parser as _Parser
+from .cli import count as _count
+from .cli import positive_float as _positive_float
+from .cli import seed as _seed
+from .cli import tune_malloc_or_exit as _tune_malloc_or_exit
+from .cli import writable_dir
 
 
 def _cmd_verify(args, parser):
@@ -81,7 +26,7 @@ def _cmd_verify(args, parser):
     from .claims.mutants import MUTANTS
     from .claims.registry import REGISTRY
     from .claims.report import print_report, provenance, provenance_json
-    from .claims.runner import FAMILY_ALPHA, OK_VERDICTS, evaluate, evaluate_mutants, passed, plan, select_claims, simulate
+    from .claims import FAMILY_ALPHA, OK_VERDICTS, evaluate, evaluate_mutants, passed, plan, select_claims, simulate
 
     try:
         chosen = select_claims(args.only, REGISTRY) if args.only is not None else REGISTRY
@@ -189,7 +134,7 @@ def _cmd_list(args):
 
 
 def build_parser():
-    from .claims.runner import DEFAULT_SEED
+    from .claims.defaults import DEFAULT_SEED
     from .engine.executors import default_workers
 
     parser = _Parser(prog="python -m stats", description="Verification suite for section 4.3 (scaled dot-product attention).")

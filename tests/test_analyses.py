@@ -4,7 +4,6 @@ import subprocess
 import sys
 
 import numpy as np
-import pandas as pd
 
 from analyses import overflow, render
 from analyses._data import read_table

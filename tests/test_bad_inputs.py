@@ -12,7 +12,6 @@ called with user input say why.
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import math
 import os
 import traceback

@@ -15,8 +15,8 @@ from stats import (
     FORMULAS,
     MUTANTS,
     REGISTRY,
-    Check,
     Claim,
+    DistributionCheck,
     Erratum,
     Measure,
     SaturationSim,
@@ -31,7 +31,8 @@ from stats import (
     simulate,
 )
 from stats.claims import build
-from stats.claims.runner import COLUMNS, identity_rows
+from stats.claims import COLUMNS
+from stats.claims.checks import identity_rows
 
 WORKERS = 2
 
@@ -183,9 +184,9 @@ def test_a_monte_carlo_interval_check_rejects_far_outside_and_passes_inside():
 
 def test_the_exact_law_is_refused_for_other_laws_and_shortcuts():
     with pytest.raises(ValueError, match="Gaussian entries drawn directly"):
-        Check("x", "distribution", measure=Measure(ScoreSim(4, entries=entry_law("uniform")), "score"), expected=lambda F: None)
+        DistributionCheck("x", measure=Measure(ScoreSim(4, entries=entry_law("uniform")), "score"), expected=lambda F: None)
     with pytest.raises(ValueError, match="Gaussian entries drawn directly"):
-        Check("x", "distribution", measure=Measure(ScoreSim(4, method="chi2"), "score"), expected=lambda F: None)
+        DistributionCheck("x", measure=Measure(ScoreSim(4, method="chi2"), "score"), expected=lambda F: None)
 
 
 def test_stream_keys_are_explicit_and_normalised():

@@ -4,7 +4,6 @@ The table lists each option of each command with values it must refuse; the help
 command must give each option a description (checked on the ``--help`` output).
 """
 
-import re
 import subprocess
 import sys
 from pathlib import Path

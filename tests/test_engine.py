@@ -42,6 +42,19 @@ def test_workers_and_chunk_size_change_no_bit(sim):
         assert _summaries(other) == _summaries(ref)  # exact equality: the same bytes
 
 
+def test_task_size_changes_no_bit_and_is_validated():
+    # task_numbers=1: one block per task (the bench's scheduler-overhead measurement).
+    sim = ScoreSim(16, 0.3, n_keys=3, method="chi2")
+    jobs = [Job(sim, 3 * BLOCK_ROWS + 77)]
+    ref = run_simulations(jobs, seed=9, formulas=FORMULAS)[sim.key]
+    for workers in (1, 2):
+        one = run_simulations(jobs, seed=9, formulas=FORMULAS, workers=workers, task_numbers=1)[sim.key]
+        assert _summaries(one) == _summaries(ref)
+    for bad in (0, -1, 1.5, True, "1"):
+        with pytest.raises(ValueError, match="task_numbers"):
+            run_simulations(jobs, seed=9, formulas=FORMULAS, task_numbers=bad)
+
+
 def test_merged_blocks_equal_the_summary_of_all_rows():
     rng = np.random.default_rng(0)
     x = rng.standard_t(5, size=5 * 1000 + 3)

@@ -1,24 +1,58 @@
-"""The claims: the schema, the statements grouped by the section's headings
-(:mod:`stats.claims.statements`), the registry, the planted mutants and the runner."""
+"""The claims: what a check reads (:mod:`.measures`), the kinds of check (:mod:`.checks`),
+the schema (:mod:`.schema`), the statements grouped by the section's headings
+(:mod:`.statements`), the registry, the planted mutants, and the run -- plan
+(:mod:`.planning`), draw (:mod:`.drawing`), evaluate (:mod:`.evaluation`), mutants
+(:mod:`.mutation`) -- with its settings (:mod:`.defaults`) and verdicts (:mod:`.verdicts`).
 
-from types import ModuleType as _ModuleType
+The registry and the mutants are built on first access (``stats.REGISTRY``), not when
+``stats`` is imported.
+"""
 
+import importlib as _importlib
 
-from .mutants import MUTANTS, Mutant
-from .registry import REGISTRY, SECTIONS
-from .runner import (
-    DEFAULT_SEED,
-    OK_VERDICTS,
-    Plan,
-    PlannedCheck,
-    evaluate,
-    evaluate_mutants,
-    passed,
-    plan,
-    select_claims,
-    simulate,
-    verify_claims,
+from .checks import (
+    KINDS,
+    BoundSD,
+    Check,
+    ClosedFormSD,
+    DistributionCheck,
+    ExactCheck,
+    IdentityCheck,
+    IntervalCheck,
+    MeanCheck,
+    PilotSD,
+    RatioCheck,
+    TwoSampleCheck,
+    VarianceCheck,
 )
-from .schema import Check, Claim, Erratum, Measure, Stated
+from .defaults import DEFAULT_SEED, FALSE_PASS, FAMILY_ALPHA
+from .drawing import simulate
+from .evaluation import COLUMNS, evaluate, passed
+from .measures import Erratum, Measure, Stated
+from .mutation import evaluate_mutants
+from .planning import Plan, PlannedCheck, plan, select_claims
+from .runner import verify_claims
+from .schema import Claim
+from .verdicts import OK_VERDICTS
 
-__all__ = [name for name, value in dict(globals()).items() if not name.startswith("_") and not isinstance(value, _ModuleType)]
+#: Names served on first access (PEP 562): building them imports every statement module.
+LAZY_NAMES = {"REGISTRY": ".registry", "SECTIONS": ".registry", "MUTANTS": ".mutants", "Mutant": ".mutants"}
+
+__all__ = sorted([
+    "COLUMNS", "DEFAULT_SEED", "FALSE_PASS", "FAMILY_ALPHA", "KINDS", "OK_VERDICTS",
+    "BoundSD", "Check", "Claim", "ClosedFormSD", "DistributionCheck", "Erratum", "ExactCheck", "IdentityCheck",
+    "IntervalCheck", "MeanCheck", "Measure", "PilotSD", "Plan", "PlannedCheck", "RatioCheck", "Stated",
+    "TwoSampleCheck", "VarianceCheck",
+    "evaluate", "evaluate_mutants", "passed", "plan", "select_claims", "simulate", "verify_claims",
+    *LAZY_NAMES,
+])
+
+
+def __getattr__(name):
+    if name in LAZY_NAMES:
+        return getattr(_importlib.import_module(LAZY_NAMES[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted({*globals(), *LAZY_NAMES})

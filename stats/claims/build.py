@@ -1,6 +1,6 @@
 """Constructors for checks, so that the statement modules read like the text they test.
 
-Each returns a :class:`~stats.claims.schema.Check`; see that module for the kinds.
+Each returns an instance of one kind of check (:mod:`stats.claims.checks`).
 ``expected`` is always a function of the formulas under test (``F``), and ``uses`` names
 the fields it reads, so mutants of those fields re-evaluate the check.
 """
@@ -10,12 +10,14 @@ from __future__ import annotations
 import math
 
 from ..models.scores import score_cumulants, score_tail_index
-from .schema import Check, Erratum, Measure, Stated
+from .checks import DistributionCheck, ExactCheck, IdentityCheck, IntervalCheck, MeanCheck, RatioCheck, TwoSampleCheck, VarianceCheck
+from .measures import Erratum, Measure, Stated
 
 __all__ = [
     "Erratum",
     "Measure",
     "Stated",
+    "distribution",
     "exact",
     "identity",
     "interval",
@@ -49,91 +51,54 @@ def _score_tail(sim):
     return math.inf
 
 
-def mean(label, measure, expected, *, uses, target=0.01, relative=True, sd="closed", tail_index=None, **kw):
-    return Check(
-        label,
-        "mean",
-        measure=measure,
-        expected=expected,
-        uses=tuple(uses),
-        target=target,
-        relative=relative,
-        sd=sd,
-        tail_index=_score_tail(measure.sim) if tail_index is None else tail_index,
-        **kw,
-    )
+def mean(label, measure, expected, *, uses, target=0.01, relative=True, sd=None, tail_index=None, **kw):
+    """The mean of ``measure`` equals ``expected(F)``; ``sd``: 'pilot', a closed form (callable) or a bound."""
+    return MeanCheck(label, measure=measure, expected=expected, uses=uses, target=target, relative=relative, sd=sd,
+                     tail_index=_score_tail(measure.sim) if tail_index is None else tail_index, **kw)
 
 
 def variance(label, measure, expected, *, uses, target=0.02, sd=None, tail_index=None, **kw):
+    """The variance of ``measure`` equals ``expected(F)``; the design sd defaults to the score's kurtosis."""
     sim = measure.sim
-    return Check(
-        label,
-        "variance",
-        measure=measure,
-        expected=expected,
-        uses=tuple(uses),
-        target=target,
-        sd=sd if sd is not None else (lambda sim=sim: score_kurtosis_sd(sim)),
-        tail_index=_score_tail(sim) if tail_index is None else tail_index,
-        **kw,
-    )
+    return VarianceCheck(label, measure=measure, expected=expected, uses=uses, target=target,
+                         sd=sd if sd is not None else (lambda sim=sim: score_kurtosis_sd(sim)),
+                         tail_index=_score_tail(sim) if tail_index is None else tail_index, **kw)
 
 
 def ratio(label, denominator, numerator, expected, *, uses, target=0.02, **kw):
+    """Var(numerator) / Var(denominator) equals ``expected(F)``."""
     a, b = denominator.sim, numerator.sim
-    return Check(
-        label,
-        "ratio",
-        measure=denominator,
-        measure_b=numerator,
-        expected=expected,
-        uses=tuple(uses),
-        target=target,
-        sd=lambda a=a, b=b: math.hypot(score_kurtosis_sd(a), score_kurtosis_sd(b)),
-        tail_index=min(_score_tail(a), _score_tail(b)),
-        **kw,
-    )
+    return RatioCheck(label, measure=denominator, measure_b=numerator, expected=expected, uses=uses, target=target,
+                      sd=lambda a=a, b=b: math.hypot(score_kurtosis_sd(a), score_kurtosis_sd(b)),
+                      tail_index=min(_score_tail(a), _score_tail(b)), **kw)
 
 
 def two_sample(label, measure, measure_b, *, target=0.01, relative=True, sd="pilot", tail_index=None, **kw):
     """Equal means of the same statistic under two simulations (a shortcut vs the direct recipe)."""
-    return Check(
-        label,
-        "two_sample",
-        measure=measure,
-        measure_b=measure_b,
-        expected=lambda F: 0.0,
-        target=target,
-        relative=relative,
-        sd=sd,
-        tail_index=min(_score_tail(measure.sim), _score_tail(measure_b.sim)) if tail_index is None else tail_index,
-        **kw,
-    )
+    return TwoSampleCheck(label, measure=measure, measure_b=measure_b, target=target, relative=relative, sd=sd,
+                          tail_index=min(_score_tail(measure.sim), _score_tail(measure_b.sim)) if tail_index is None else tail_index,
+                          **kw)
+
+
+def distribution(label, measure, expected, *, uses, target=0.02, **kw):
+    """The rows of ``measure`` follow the exact law ``expected(F)`` (Kolmogorov-Smirnov)."""
+    return DistributionCheck(label, measure=measure, expected=expected, uses=uses, target=target, **kw)
 
 
 def identity(label, measure, *, rows=None, **kw):
-    return Check(label, "identity", measure=measure, rows=rows, **kw)
+    """No row of ``measure`` (a normalised error) exceeds 1."""
+    return IdentityCheck(label, measure=measure, rows=rows, **kw)
 
 
 def interval(label, stated, *, measure=None, inputs=(), derive=None, target=0.005, relative=False, sd="pilot", **kw):
     """A Monte Carlo estimate (a measure's mean, or ``derive`` of several means) in ``stated``'s interval."""
-    return Check(
-        label,
-        "interval",
-        measure=measure,
-        inputs=tuple(inputs),
-        derive=derive,
-        stated=stated,
-        target=target,
-        relative=relative,
-        sd=sd,
-        **kw,
-    )
+    return IntervalCheck(label, stated=stated, measure=measure, inputs=tuple(inputs), derive=derive, target=target,
+                         relative=relative, sd=sd, **kw)
 
 
 def exact(label, stated, value, *, uses, **kw):
     """A deterministic value (``value(F)`` returns it, or ``(value, error bound)``) in ``stated``'s interval."""
-    return Check(label, "exact", expected=value, uses=tuple(uses), stated=stated, **kw)
+    return ExactCheck(label, stated=stated, expected=value, uses=uses, **kw)
 
 
 def stated_exact(label, text, value, *, uses, unit=None, erratum=None, macro=None, **kw):

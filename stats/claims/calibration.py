@@ -35,8 +35,11 @@ import warnings
 import numpy as np
 
 # pandas and scipy.stats are imported where they are used (see stats/models/__init__.py).
-from ..formulas import FORMULAS, changed_fields
-from .runner import DEFAULT_SEED, STATISTICAL_TESTS, Plan, _failing, evaluate, plan, simulate
+from .defaults import DEFAULT_SEED
+from .drawing import simulate
+from .evaluation import evaluate, failing
+from .mutation import affected_checks, touched_simulations
+from .planning import plan
 
 __all__ = ["CALIBRATION_ALPHA", "CALIBRATION_LEVEL", "calibrate", "calibration_seeds"]
 
@@ -55,7 +58,7 @@ def _null_checks(the_plan):
     """Indices of the checks whose null is true by construction."""
     return [
         i for i, p in enumerate(the_plan.checks)
-        if not p.untestable and p.check.test in STATISTICAL_TESTS and p.check.erratum is None
+        if not p.untestable and p.check.statistical and p.check.erratum is None
         and not p.check.label.endswith("[corrected]") and p.check.test != "interval"
     ]
 
@@ -130,26 +133,20 @@ def _one_seed(root):
     caught = np.zeros(len(mutants), dtype=bool)
     exact_fail = np.zeros(len(mutants), dtype=bool)
     shift = np.zeros((len(mutants), len(table)))
-    index = {id(p): i for i, p in enumerate(the_plan.checks)}
+    index = {(p.claim.id, p.check.label): i for i, p in enumerate(the_plan.checks)}
     for j, m in enumerate(mutants):
-        changed = changed_fields(m.formulas)
-        touched = {k for k, job in the_plan.jobs.items() if set(getattr(job.sim, "uses", ())) & changed}
+        touched = touched_simulations(the_plan, m.formulas)
         mutated = dict(results)
         if touched:
             mutated.update(simulate(the_plan, seed=root, formulas=m.formulas, workers=1, scheduler=scheduler, only=touched))
-        # Only the checks the mutant can move: those reading a re-simulated draw or a replaced formula.
-        affected = [
-            p for p in the_plan.checks
-            if set(p.check.uses) & changed or any(ms.sim.key in touched for ms in (p.check.inputs or p.check.measures))
-        ]
-        part = Plan(affected, the_plan.jobs, the_plan.per_test, the_plan.family_size, the_plan.n_factor, the_plan.selection)
-        mt = evaluate(part, mutated, formulas=m.formulas, cache=cache)
-        bad = _failing(mt, the_plan.per_test)
+        affected = affected_checks(the_plan, m.formulas, touched)
+        mt = evaluate(the_plan.part(affected), mutated, formulas=m.formulas, cache=cache)
+        bad = failing(mt, the_plan.per_test)
         caught[j] = len(bad) > 0
         # Deterministic catches: an exact check, an identity violated on the rows, or an ERROR (NaN).
         exact_fail[j] = bool((bad["test"].isin(["exact", "identity"]) | (bad["verdict"] == "ERROR")).any())
         # What the mutant moves: its estimate-minus-expected beyond the true formulas' own.
-        rows = np.array([index[id(p)] for p in affected], dtype=int)
+        rows = np.array([index[p.claim.id, p.check.label] for p in affected], dtype=int)
         d = (mt["estimate"] - mt["expected"]).to_numpy(dtype=float) - true_shift[rows]
         shift[j, rows] = np.where(shiftable[rows] & np.isfinite(d), d, 0.0)
     mcse = np.where(shiftable, table["mcse"].to_numpy(dtype=float), np.nan)

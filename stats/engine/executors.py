@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._validation import check_integer
 from .malloc import MALLOC_ENVIRON, malloc_choice, tune_malloc
 from .simulation import SimResult, block_count, block_rows_of
 from .streams import simulation_seed
@@ -82,12 +83,40 @@ def _thread_limit():
     return _CONTROLLER[0].limit(limits=1)
 
 
-def _run_task(task):
-    """Summaries (and kept rows) of blocks ``b0 .. b1 - 1`` of one simulation, or the
-    text of the exception it raised (which the caller re-raises or records)."""
+@dataclass(frozen=True)
+class _Work:
+    """What one worker call runs (pickled to the worker): blocks ``b0 .. b1 - 1`` of ``sim``,
+    whose job has ``n`` rows, seeded by ``sim_seed``; ``keep`` names the statistics whose
+    rows come back whole."""
+
+    sim: object
+    sim_seed: np.random.SeedSequence
+    b0: int
+    b1: int
+    n: int
+    keep: frozenset
+    formulas: object
+    chunk_size: int
+
+
+@dataclass(frozen=True)
+class _Task:
+    """One scheduled task: ``work`` for job number ``job`` from block ``b0`` on.  ``cost``
+    (rows times the simulation's cost per row) orders the queue, largest first, and
+    advances the progress bar; results are keyed by ``(job, b0)`` and merged in that order."""
+
+    job: int
+    b0: int
+    cost: float
+    work: _Work
+
+
+def _run_task(work):
+    """Summaries (and kept rows) of the blocks of one :class:`_Work`, or the text of the
+    exception it raised (which the caller re-raises or records)."""
     t0 = time.perf_counter()
     try:
-        return _blocks(task), time.perf_counter() - t0
+        return _blocks(work), time.perf_counter() - t0
     except Exception as exc:  # noqa: BLE001 - reported to the caller, never swallowed
         return _Failed(f"{type(exc).__name__}: {exc}"), time.perf_counter() - t0
 
@@ -97,34 +126,35 @@ class _Failed:
     message: str
 
 
-def _blocks(task):
-    sim, sim_seed, b0, b1, n, keep, formulas, chunk_size = task
+def _blocks(work):
+    sim = work.sim
     out = []
     with _thread_limit():
-        for b in range(b0, b1):
-            rows = block_rows_of(sim, n, b)
-            stats = sim.run_block(sim_seed, b, rows, formulas, chunk_size)
+        for b in range(work.b0, work.b1):
+            rows = block_rows_of(sim, work.n, b)
+            stats = sim.run_block(work.sim_seed, b, rows, work.formulas, work.chunk_size)
             missing = set(sim.statistics) - set(stats)
             if missing:
                 raise RuntimeError(f"{sim.key} block {b} did not yield {sorted(missing)}")
             summaries = {name: _summarize_rows(stats[name]) for name in sim.statistics}
-            kept = {name: stats[name] for name in keep}
+            kept = {name: stats[name] for name in work.keep}
             out.append((summaries, kept))
     return out
 
 
-def _tasks(jobs, seed, formulas, chunk_size):
+def _tasks(jobs, seed, formulas, chunk_size, task_numbers):
     tasks = []
     for j, job in enumerate(jobs):
         sim = job.sim
         sim_seed = simulation_seed(seed, job.key)
         nb = block_count(sim, job.n)
         per_block = max(1.0, sim.block_rows * float(sim.cost))
-        step = max(1, int(TASK_NUMBERS // per_block))
+        step = max(1, int(task_numbers // per_block))
         for b0 in range(0, nb, step):
             b1 = min(nb, b0 + step)
             cost = sum(block_rows_of(sim, job.n, b) for b in range(b0, b1)) * float(sim.cost)
-            tasks.append((j, b0, cost, (sim, sim_seed, b0, b1, job.n, frozenset(job.keep), formulas, chunk_size)))
+            work = _Work(sim, sim_seed, b0, b1, job.n, frozenset(job.keep), formulas, chunk_size)
+            tasks.append(_Task(j, b0, cost, work))
     return tasks
 
 
@@ -152,8 +182,8 @@ def _execute_local(tasks, workers, bar, after_submit=None):
         if after_submit is not None:
             after_submit()
         for t in tasks:
-            results[(t[0], t[1])] = _run_task(t[3])
-            bar.update(t[2])
+            results[(t.job, t.b0)] = _run_task(t.work)
+            bar.update(t.cost)
         return results
     malloc_choice()  # a bad SDPA_MALLOC is a ValueError here, not a broken pool
     # The workers are this engine's own processes: their malloc is set for block
@@ -161,8 +191,8 @@ def _execute_local(tasks, workers, bar, after_submit=None):
     with ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context(), initializer=tune_malloc) as pool:
         futures = {}
         try:
-            for t in sorted(tasks, key=lambda t: -t[2]):  # largest first: the pool drains evenly
-                futures[pool.submit(_run_task, t[3])] = t
+            for t in sorted(tasks, key=lambda t: -t.cost):  # largest first: the pool drains evenly
+                futures[pool.submit(_run_task, t.work)] = t
             # With "fork", every worker exists once the first task is submitted: only now is
             # it safe for the caller to start threads in this process (a fork copies no thread
             # but every lock one holds).
@@ -170,8 +200,8 @@ def _execute_local(tasks, workers, bar, after_submit=None):
                 after_submit()
             for f in as_completed(futures):
                 t = futures[f]
-                results[(t[0], t[1])] = f.result()
-                bar.update(t[2])
+                results[(t.job, t.b0)] = f.result()
+                bar.update(t.cost)
         except BaseException:
             for f in futures:
                 f.cancel()
@@ -228,7 +258,7 @@ def _execute_dask(tasks, scheduler, bar):
         from distributed import Client, as_completed
     except ImportError as exc:  # pragma: no cover - depends on the extra
         raise RuntimeError("the Dask backend needs the 'dask' extra: pip install -e '.[dask]'") from exc
-    ordered = sorted(tasks, key=lambda t: -t[2])
+    ordered = sorted(tasks, key=lambda t: -t.cost)
     results = {}
     owns = isinstance(scheduler, str)
     client = Client(scheduler) if owns else scheduler
@@ -237,12 +267,12 @@ def _execute_dask(tasks, scheduler, bar):
         # One submit each, with a priority: the scheduler then starts the largest task first,
         # as the local pool does (a single map's tasks run in an order of its own choosing,
         # which can leave one worker idle while the other finishes a big task last).
-        futures = [client.submit(_run_task, t[3], pure=False, priority=len(ordered) - i) for i, t in enumerate(ordered)]
+        futures = [client.submit(_run_task, t.work, pure=False, priority=len(ordered) - i) for i, t in enumerate(ordered)]
         index = {f.key: t for f, t in zip(futures, ordered)}
         for future, value in as_completed(futures, with_results=True):
             t = index[future.key]
-            results[(t[0], t[1])] = value
-            bar.update(t[2])
+            results[(t.job, t.b0)] = value
+            bar.update(t.cost)
     finally:
         if owns:
             client.close()
@@ -281,8 +311,6 @@ def local_dask_cluster(*, n_workers=2):
     this process is left as it was found.  Yields the cluster; pass
     ``cluster.scheduler_address`` as ``scheduler=`` (or to ``verify --scheduler``).
     """
-    from .._validation import check_integer
-
     n_workers = check_integer(n_workers, "n_workers", minimum=1)
     try:
         import dask
@@ -324,6 +352,7 @@ def run_simulations(
     desc="simulating",
     record_errors=False,
     after_submit=None,
+    task_numbers=TASK_NUMBERS,
 ):
     """Run every :class:`Job`; returns ``{job.key: SimResult}``.
 
@@ -332,14 +361,18 @@ def run_simulations(
     ``distributed.Client``) when given.  The result does not depend on either.  A
     simulation that raises re-raises here, or with ``record_errors=True`` comes back as
     a :class:`SimFailure`.  ``after_submit`` is called once every task has been handed out
-    (workers running), for work this process can do meanwhile.
+    (workers running), for work this process can do meanwhile.  ``task_numbers`` is about
+    how many random numbers a task draws (default :data:`TASK_NUMBERS`; 1: one block per
+    task, as the bench measures the scheduler's overhead by); it changes how the blocks are
+    grouped, never the numbers.
     """
+    task_numbers = check_integer(task_numbers, "task_numbers")
     jobs = list(jobs)
     keys = [job.key for job in jobs]
     if len(set(keys)) != len(keys):
         raise ValueError("each simulation may appear in one job only")
-    tasks = _tasks(jobs, seed, formulas, chunk_size)
-    total = sum(t[2] for t in tasks)
+    tasks = _tasks(jobs, seed, formulas, chunk_size, task_numbers)
+    total = sum(t.cost for t in tasks)
     with _progress(total, progress, desc) as bar:
         if scheduler is not None:
             if after_submit is not None:
@@ -371,14 +404,9 @@ def run_simulations(
     return out
 
 
-def run_simulation(sim, n, *, seed, formulas=None, keep=(), **kwargs):
-    """One simulation (see :func:`run_simulations`); ``formulas`` defaults to the true ones."""
-    if formulas is None:
-        from ..formulas import FORMULAS
-
-        formulas = FORMULAS
-    from .._validation import check_integer
-
+def run_simulation(sim, n, *, seed, formulas, keep=(), **kwargs):
+    """One simulation (see :func:`run_simulations`) with the implementations ``formulas``
+    (``stats.run_simulation`` defaults them to :data:`stats.formulas.FORMULAS`)."""
     n = check_integer(n, "n", minimum=1)
     result = run_simulations([Job(sim, n, frozenset(keep))], seed=seed, formulas=formulas, **kwargs)[sim.key]
     return result

@@ -29,7 +29,6 @@ __all__ = [
     "BLOCK_ROWS",
     "as_seed_sequence",
     "block_generator",
-    "block_generators",
     "canonical",
     "key_words",
     "simulation_seed",
@@ -103,7 +102,3 @@ def block_generator(sim_seed, block, stream=0):
     seq = np.random.SeedSequence(sim_seed.entropy, spawn_key=(*sim_seed.spawn_key, int(block), int(stream)))
     return np.random.Generator(BIT_GENERATOR(seq))
 
-
-def block_generators(sim_seed, block, count):
-    """``count`` independent generators of one block (streams 0 .. count - 1)."""
-    return [block_generator(sim_seed, block, s) for s in range(count)]

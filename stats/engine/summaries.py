@@ -22,7 +22,7 @@ import numpy as np
 
 from .._validation import as_real_array
 
-from ..inference.estimators import MomentSummary
+from ..inference.estimators import MomentSummary, merge_power_sums
 
 __all__ = ["RowSummary", "merge_row_summaries", "summarize_rows"]
 
@@ -76,25 +76,12 @@ def _summarize_rows(x):
 
 
 def merge_row_summaries(a: RowSummary, b: RowSummary) -> RowSummary:
-    """Exact summary of the rows of ``a`` followed by those of ``b`` (Pébay 2008, eqs. 3.1-3.3)."""
+    """Exact summary of the rows of ``a`` followed by those of ``b`` (:func:`~stats.inference.estimators.merge_power_sums`)."""
     for name, m in (("a", a), ("b", b)):
         if not isinstance(m, RowSummary):
             raise TypeError(f"{name} must be a RowSummary; got {type(m).__name__}")
-    na, nb = a.n, b.n
-    n = na + nb
     with np.errstate(invalid="ignore", over="ignore"):
-        delta = b.mean - a.mean
-        d_n = delta / n
-        mean = a.mean + nb * d_n
-        m2 = a.m2 + b.m2 + delta * d_n * na * nb
-        m3 = a.m3 + b.m3 + delta * d_n * d_n * na * nb * (na - nb) + 3.0 * d_n * (na * b.m2 - nb * a.m2)
-        m4 = (
-            a.m4
-            + b.m4
-            + delta * d_n**3 * na * nb * (na * na - na * nb + nb * nb)
-            + 6.0 * d_n * d_n * (na * na * b.m2 + nb * nb * a.m2)
-            + 4.0 * d_n * (na * b.m3 - nb * a.m3)
-        )
+        n, mean, m2, m3, m4 = merge_power_sums((a.n, a.mean, a.m2, a.m3, a.m4), (b.n, b.mean, b.m2, b.m3, b.m4))
     return RowSummary(
         n,
         float(mean),

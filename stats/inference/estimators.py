@@ -23,8 +23,10 @@ from .._validation import as_real_array, check_finite
 __all__ = [
     "Estimate",
     "MomentSummary",
+    "delta_method",
     "mean_estimate",
     "merge_moments",
+    "merge_power_sums",
     "moment_summary",
     "proportion_estimate",
     "quantile_estimate",
@@ -75,26 +77,37 @@ def moment_summary(x):
     return MomentSummary(x.shape[0], mean, d2.sum(axis=0), (d2 * d).sum(axis=0), (d2 * d2).sum(axis=0))
 
 
+def merge_power_sums(a, b):
+    r"""Count, mean and central power sums of two disjoint samples' union (Pébay 2008, eqs. 3.1-3.3).
+
+    ``a`` and ``b`` are ``(n, mean, M2, M3, M4)``; the arithmetic is elementwise, so the
+    entries may be floats or arrays.  The one implementation of the merge: the engine's
+    row summaries and :func:`merge_moments` both call it.
+    """
+    na, mean_a, m2a, m3a, m4a = a
+    nb, mean_b, m2b, m3b, m4b = b
+    n = na + nb
+    delta = mean_b - mean_a
+    d_n = delta / n
+    mean = mean_a + nb * d_n
+    m2 = m2a + m2b + delta * d_n * na * nb
+    m3 = m3a + m3b + delta * d_n * d_n * na * nb * (na - nb) + 3.0 * d_n * (na * m2b - nb * m2a)
+    m4 = (
+        m4a
+        + m4b
+        + delta * d_n**3 * na * nb * (na * na - na * nb + nb * nb)
+        + 6.0 * d_n * d_n * (na * na * m2b + nb * nb * m2a)
+        + 4.0 * d_n * (na * m3b - nb * m3a)
+    )
+    return n, mean, m2, m3, m4
+
+
 def merge_moments(a: MomentSummary, b: MomentSummary) -> MomentSummary:
-    """Exact summary of the union of two disjoint samples (Pebay 2008, eqs. 3.1-3.3)."""
+    """Exact summary of the union of two disjoint samples (:func:`merge_power_sums`)."""
     for name, m in (("a", a), ("b", b)):
         if not isinstance(m, MomentSummary):
             raise TypeError(f"{name} must be a MomentSummary; got {type(m).__name__}")
-    na, nb = a.n, b.n
-    n = na + nb
-    delta = b.mean - a.mean
-    d_n = delta / n
-    mean = a.mean + nb * d_n
-    m2 = a.m2 + b.m2 + delta * d_n * na * nb
-    m3 = a.m3 + b.m3 + delta * d_n * d_n * na * nb * (na - nb) + 3.0 * d_n * (na * b.m2 - nb * a.m2)
-    m4 = (
-        a.m4
-        + b.m4
-        + delta * d_n**3 * na * nb * (na * na - na * nb + nb * nb)
-        + 6.0 * d_n * d_n * (na * na * b.m2 + nb * nb * a.m2)
-        + 4.0 * d_n * (na * b.m3 - nb * a.m3)
-    )
-    return MomentSummary(n, mean, m2, m3, m4)
+    return MomentSummary(*merge_power_sums((a.n, a.mean, a.m2, a.m3, a.m4), (b.n, b.mean, b.m2, b.m3, b.m4)))
 
 
 def scale_moments(s: MomentSummary, c) -> MomentSummary:
@@ -104,6 +117,33 @@ def scale_moments(s: MomentSummary, c) -> MomentSummary:
     if isinstance(c, bool) or not isinstance(c, numbers.Real) or not np.isfinite(c):
         raise ValueError(f"c must be a finite real number; got {c!r}")
     return MomentSummary(s.n, c * s.mean, c**2 * s.m2, c**3 * s.m3, c**4 * s.m4)
+
+
+def delta_method(f, means, ses, *, step_floor=None):
+    r"""Value and delta-method standard error of ``f`` at ``means``:
+    :math:`\operatorname{se}(f) = \sqrt{\sum_i (\partial f/\partial\mu_i)^2 \operatorname{se}_i^2}`.
+
+    The gradient is a central difference with step :math:`h_i = 10^{-6} \max(|\mu_i|, s_i)`,
+    :math:`s_i` = ``step_floor[i]`` (default: ``ses[i]``, so a mean near zero still gets a
+    step of the size of its own uncertainty).  Returns ``(f(means), se)`` as floats.
+    """
+    if not callable(f):
+        raise TypeError(f"f must be callable; got {type(f).__name__}")
+    mu = np.asarray(means, dtype=np.float64)
+    if mu.ndim != 1 or mu.size == 0:
+        raise ValueError(f"means must be a non-empty one-dimensional sequence; got shape {mu.shape}")
+    ses = np.asarray(ses, dtype=np.float64)
+    if ses.shape != mu.shape:
+        raise ValueError(f"ses must have the shape of means, {mu.shape}; got {ses.shape}")
+    floor = ses if step_floor is None else np.asarray(step_floor, dtype=np.float64)
+    grad = np.empty(mu.size)
+    for i in range(mu.size):
+        h = 1e-6 * max(abs(mu[i]), floor[i], 1e-300)
+        up, down = mu.copy(), mu.copy()
+        up[i] += h
+        down[i] -= h
+        grad[i] = (f(up) - f(down)) / (2 * h)
+    return float(f(mu)), float(np.sqrt(np.sum((grad * ses) ** 2)))
 
 
 def _summary(samples):

@@ -35,12 +35,15 @@ __all__ = [
     "UntestableError",
     "detectable_discrepancy",
     "detectable_ks_distance",
+    "detectable_shift",
     "distribution_test",
     "holm_adjust",
+    "interval_test",
     "mean_test",
     "proportion_test",
     "required_ks_sample_size",
     "required_sample_size",
+    "two_sample_test",
     "variance_ratio_test",
     "variance_test",
 ]
@@ -193,6 +196,58 @@ def variance_ratio_test(samples_a, samples_b, expected_ratio, *, alpha, tail_ind
     return TestResult("variance_ratio", z, p, alpha, p < alpha, ratio, ratio * se, float(expected_ratio), min(a.n, b.n))
 
 
+def two_sample_test(samples_a, samples_b, expected_difference=0.0, *, alpha, tail_index=math.inf):
+    r"""Welch's two-sided test of :math:`E[A] - E[B] = ` ``expected_difference`` (independent samples, unequal variances).
+
+    ``samples_a``/``samples_b`` are arrays or :class:`MomentSummary` s; scipy's
+    ``ttest_ind_from_stats`` gives the p-value.  ``estimate`` is :math:`\bar a - \bar b`,
+    ``mcse`` :math:`\sqrt{s_a^2/n_a + s_b^2/n_b}`, ``n`` the smaller sample.
+    """
+    from scipy import stats as sps
+
+    alpha = check_alpha(alpha)
+    expected_difference = _check_expected(expected_difference, "expected_difference")
+    a, b = _summary(samples_a, "samples_a"), _summary(samples_b, "samples_b")
+    for s in (a, b):
+        _check_n(s, 2, "two_sample_test")
+    _check_tail(tail_index, MEAN_TEST_MIN_TAIL_INDEX, "two_sample_test", "the samples")
+    ma, mb = float(a.mean), float(b.mean)
+    va, vb = float(a.m2) / (a.n - 1), float(b.m2) / (b.n - 1)
+    w = sps.ttest_ind_from_stats(ma, math.sqrt(va), a.n, mb + expected_difference, math.sqrt(vb), b.n, equal_var=False)
+    se = math.sqrt(va / a.n + vb / b.n)
+    p = float(w.pvalue)
+    return TestResult("two_sample", float(w.statistic), p, alpha, p < alpha, ma - mb, se, expected_difference, min(a.n, b.n))
+
+
+def interval_test(estimate, mcse, lo, hi, *, alpha):
+    r"""Test of the interval null :math:`\theta \in [lo, hi)` for a normal estimate with standard error ``mcse``.
+
+    The p-value is that of the interval's closest point (two-sided, so conservative):
+    1 inside the interval, :math:`2\bar\Phi(d/\mathrm{se})` at distance d outside it.
+    ``expected`` in the result is the nearer end.
+    """
+    from scipy import stats as sps
+
+    alpha = check_alpha(alpha)
+    for name, v in (("estimate", estimate), ("mcse", mcse)):
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not math.isfinite(v):
+            raise ValueError(f"{name} must be a finite real number; got {v!r}")
+    if not mcse >= 0:
+        raise ValueError(f"mcse must be >= 0; got {mcse}")
+    if not lo <= hi:
+        raise ValueError(f"the interval [lo, hi) must have lo <= hi; got [{lo}, {hi})")
+    dist = max(lo - estimate, estimate - hi, 0.0)
+    if dist == 0.0:
+        p = 1.0
+    elif mcse == 0:
+        p = 0.0
+    else:
+        p = float(min(1.0, 2.0 * sps.norm.sf(dist / mcse)))
+    z = math.inf if dist and not mcse else (dist / mcse if mcse else 0.0)
+    nearer = lo if estimate < lo else (hi if estimate > hi else float(estimate))
+    return TestResult("interval", z, p, alpha, p < alpha, float(estimate), float(mcse), float(nearer), 0)
+
+
 def distribution_test(samples, cdf, *, alpha, method="ks"):
     """Goodness of fit to an exact, fully specified CDF: Kolmogorov-Smirnov or Cramer-von Mises.
 
@@ -259,6 +314,14 @@ def detectable_discrepancy(n, *, sd, alpha, beta=1e-3):
     return float(_z_sum(alpha, beta) * sd / math.sqrt(n))
 
 
+def detectable_shift(se, *, alpha, beta=1e-3):
+    r"""Smallest shift a two-sided level-``alpha`` test of an estimate with standard error ``se``
+    detects with power ``1 - beta``: :math:`(z_{1-\alpha/2} + z_{1-\beta})\,\mathrm{se}`."""
+    if isinstance(se, bool) or not isinstance(se, (int, float, np.integer, np.floating)) or not se >= 0 or math.isinf(se):
+        raise ValueError(f"se must be a finite number >= 0; got {se!r}")
+    return float(_z_sum(alpha, beta) * se)
+
+
 def required_sample_size(discrepancy, *, sd, alpha, beta=1e-3):
     """Smallest n at which :func:`detectable_discrepancy` is at most ``discrepancy``."""
     discrepancy = check_positive(discrepancy, "discrepancy")
@@ -316,16 +379,26 @@ def required_ks_sample_size(distance, *, alpha, beta=1e-3):
     return hi
 
 
-def holm_adjust(pvalues):
-    """Holm's step-down adjusted p-values (family-wise error control under any dependence)."""
+def holm_adjust(pvalues, *, family_size=None):
+    """Holm's step-down adjusted p-values (family-wise error control under any dependence).
+
+    ``family_size`` (default: the number of p-values) counts the family's members; those
+    without a p-value here (a test that could not run on this machine) enter as p = 1, which
+    keeps the others' adjusted values what they would be beside any p-value that large.
+    """
     p = as_real_array(pvalues, "pvalues", dtype=np.float64)
     if p.ndim != 1:
         raise ValueError("pvalues must be one-dimensional")
     if not np.all((p >= 0) & (p <= 1)):  # also refuses NaN
         raise ValueError("pvalues must be probabilities in [0, 1] (no NaN)")
+    k = p.size
+    if family_size is not None:
+        if isinstance(family_size, bool) or not isinstance(family_size, (int, np.integer)) or family_size < k:
+            raise ValueError(f"family_size must be an integer >= the number of p-values ({k}); got {family_size!r}")
+        p = np.concatenate([p, np.ones(int(family_size) - k)])
     m = p.size
     order = np.argsort(p, kind="stable")
     adj = np.maximum.accumulate(np.minimum(1.0, (m - np.arange(m)) * p[order]))
     out = np.empty(m)
     out[order] = adj
-    return out
+    return out[:k]

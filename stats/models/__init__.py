@@ -27,7 +27,6 @@ from .saturation import (
     exact_saturation_scores,
     row_trace,
     saturation_row_statistics,
-    saturation_stats,
     winner_bound,
 )
 from .saturation_quadrature import EXACT_ACCURACY, saturation_exact, saturation_given_scale, saturation_limit

@@ -33,7 +33,6 @@ relative rounding error.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -56,7 +55,6 @@ __all__ = [
     "exact_saturation_scores",
     "row_trace",
     "saturation_row_statistics",
-    "saturation_stats",
     "winner_bound",
 ]
 
@@ -101,9 +99,13 @@ def exact_saturation_scores(q_rng, k_rng, rows, d_k, n_keys, c):
 
 
 def saturation_row_statistics(s, formulas=None):
-    """Per-row saturation statistics (module docstring) of a ``(rows, T)`` array of scores."""
-    if formulas is None:
-        from ..formulas import FORMULAS as formulas
+    """Per-row saturation statistics (module docstring) of a ``(rows, T)`` array of scores.
+
+    ``formulas`` supplies the ``row_trace`` and ``winner_bound`` under test; without it this
+    module's own are used (the fields' defaults in :class:`stats.formulas.Formulas`).
+    """
+    trace_of = row_trace if formulas is None else formulas.row_trace
+    bound_of = winner_bound if formulas is None else formulas.winner_bound
     s = as_real_array(s, "s")
     if s.ndim != 2 or s.shape[0] < 1 or s.shape[1] < 1:
         raise ValueError(f"s must be a (rows, T) array with rows, T >= 1; got shape {s.shape}")
@@ -115,14 +117,14 @@ def saturation_row_statistics(s, formulas=None):
     Z = e.sum(axis=1)
     a = e * (1.0 / Z)[:, None]
     max_w = 1.0 / Z
-    trace = formulas.row_trace(a)
-    a2 = 1.0 - trace if formulas.row_trace is row_trace else np.vecdot(a, a)
+    trace = trace_of(a)
+    a2 = 1.0 - trace if trace_of is row_trace else np.vecdot(a, a)
     tr_j2 = a2 - 2.0 * np.vecdot(a * a, a) + a2 * a2
     entropy = np.log(Z) - np.vecdot(a, sm)
     np.put_along_axis(sm, win, -np.inf, axis=1)
     runner_up = sm.max(axis=1)  # the winner's entry is 0; the runner-up's gap is -runner_up
     tol = 4 * (T + 4) * _U
-    bound = formulas.winner_bound(-runner_up, T)
+    bound = bound_of(-runner_up, T)
     return {
         "max_weight": max_w,
         "trace": trace,
@@ -205,39 +207,6 @@ class SaturationSim(Simulation):
 
     def run_block(self, sim_seed, block, rows, formulas, chunk_size):
         return saturation_row_statistics(self.scores(sim_seed, block, rows, formulas, chunk_size), formulas)
-
-
-def saturation_stats(
-    d_k, n_keys=32, *, scaling="sqrt", n_rows, seed, entries="gaussian", method="auto", workers=1, formulas=None
-):
-    r"""Monte Carlo saturation statistics of a fresh head (section "Saturation, measured").
-
-    Returns a pandas Series with ``max_weight``, ``trace`` (:math:`1 - \lVert a\rVert^2`),
-    ``entropy``, ``frac_one_hot_90`` and ``frac_one_hot_99`` (shares of rows whose
-    largest weight exceeds 0.9 and 0.99), each with ``<name>_mcse``, and ``n_rows``.
-    ``method="auto"`` takes the exact chi-square shortcut for Gaussian entries and the
-    direct recipe otherwise.  Memory stays below a few tens of MiB for any ``n_rows``.
-    """
-    import pandas as pd  # here, not at import: the simulations do not need it
-
-    from ..engine.executors import run_simulation
-
-    law = entry_law(entries)
-    d_k = check_d_k(d_k)
-    n_keys = check_integer(n_keys, "n_keys", minimum=2, what="an integer >= 2")
-    _check_scaling(scaling)
-    method = _resolve_method(method, law)
-    n_rows = check_integer(n_rows, "n_rows", minimum=2, what="an integer >= 2")
-    sim = SaturationSim(d_k, n_keys, scaling, law, method)
-    res = run_simulation(sim, n_rows, seed=seed, formulas=formulas, workers=workers)
-    out = {}
-    names = {"one_hot_90": "frac_one_hot_90", "one_hot_99": "frac_one_hot_99"}
-    for stat in SATURATION_STATISTICS:
-        s = res.summary(stat)
-        out[names.get(stat, stat)] = s.mean
-        out[names.get(stat, stat) + "_mcse"] = math.sqrt(s.m2 / (s.n - 1) / s.n)
-    out["n_rows"] = n_rows
-    return pd.Series(out, name=f"saturation d_k={d_k}, T={n_keys}, {scaling}, {law.label}, {method}")
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ import numpy as np
 from ...exact.formats import FORMATS, exp_overflow_threshold, float_format, format_max
 from ...models.problems import StableSoftmaxSim
 from ..build import Measure, Stated, exact, identity, stated_exact
-from ..schema import Check, Claim
+from ..schema import Claim
 
 SECTION = "A vectorized implementation, and why stability is not optional"
 
@@ -74,8 +74,7 @@ def claims():
                 for dt in FORMATS
             )
             + (
-                Check("bfloat16 threshold agrees with torch.bfloat16", "exact", expected=_torch_bf16_threshold, uses=(),
-                      stated=same, requires=("torch",)),
+                exact("bfloat16 threshold agrees with torch.bfloat16", same, _torch_bf16_threshold, uses=(), requires=("torch",)),
             ),
         ),
         Claim(

@@ -7,8 +7,8 @@ import math
 from ...models.laws import entry_law
 from ...models.sampling import CosineSim, ScoreSim, square_mean_variance
 from ...models.scores import score_scale
-from ..build import Measure, mean, ratio, score_sd, variance
-from ..schema import Check, Claim
+from ..build import Measure, distribution, mean, ratio, score_sd, variance
+from ..schema import Claim
 
 SECTION = "Why dot products grow with the width"
 SIGMA_Q, SIGMA_K = 1.5, 0.8  # unequal, and sigma_q*sigma_k != sigma_q^2*sigma_k^2
@@ -125,9 +125,9 @@ def claims():
             "degrees of freedom and scales (1 +- rho)/(2 sqrt(d_k)) (Kolmogorov-Smirnov against its CDF).",
             "q.k / sqrt(d_k) ~ s1 chi2(d_k) - s2 chi2(d_k), s1,2 = (1 +- rho) / (2 sqrt(d_k))",
             tuple(
-                Check(f"d_k={d}, rho={r:g}, gaussian", "distribution",
-                      measure=Measure(ScoreSim(d, r, method="direct"), "score", score_scale(d, "sqrt")),
-                      expected=lambda F, d=d, r=r: F.distribution(d, r, scale="sqrt"), uses=("distribution",), target=0.03)
+                distribution(f"d_k={d}, rho={r:g}, gaussian",
+                             Measure(ScoreSim(d, r, method="direct"), "score", score_scale(d, "sqrt")),
+                             lambda F, d=d, r=r: F.distribution(d, r, scale="sqrt"), uses=("distribution",), target=0.03)
                 for d in (1, 8, 512)
                 for r in (0.0, 0.6)
             ),

@@ -1,0 +1,70 @@
+"""The kinds of check: one class each, registered here.
+
+A kind owns its validation, its sample-size design and its evaluation (see
+:mod:`stats.claims.checks.base` for the protocol); the runner only orchestrates.  Adding a
+kind is one new class and one line in :data:`KINDS` (``docs/adding-a-check.md`` walks
+through an example).
+"""
+
+from .base import (
+    REQUIREMENTS,
+    BoundSD,
+    Check,
+    ClosedFormSD,
+    DesignContext,
+    DesignSD,
+    EvaluationContext,
+    Outcome,
+    PilotSD,
+    PilotStats,
+    SimulationError,
+    design_sd,
+    requirement_met,
+)
+from .deterministic import IDENTITY_RATE, ExactCheck, IdentityCheck, identity_rows
+from .distribution import DistributionCheck
+from .interval import IntervalCheck
+from .moments import MeanCheck, RatioCheck, SizedCheck, TwoSampleCheck, VarianceCheck
+
+#: Every kind of check, by the name ``claims.csv`` writes in its ``test`` column.
+KINDS = {
+    cls.kind: cls
+    for cls in (
+        MeanCheck,
+        VarianceCheck,
+        RatioCheck,
+        DistributionCheck,
+        TwoSampleCheck,
+        IntervalCheck,
+        IdentityCheck,
+        ExactCheck,
+    )
+}
+
+__all__ = [
+    "IDENTITY_RATE",
+    "KINDS",
+    "REQUIREMENTS",
+    "BoundSD",
+    "Check",
+    "ClosedFormSD",
+    "DesignContext",
+    "DesignSD",
+    "DistributionCheck",
+    "EvaluationContext",
+    "ExactCheck",
+    "IdentityCheck",
+    "IntervalCheck",
+    "MeanCheck",
+    "Outcome",
+    "PilotSD",
+    "PilotStats",
+    "RatioCheck",
+    "SimulationError",
+    "SizedCheck",
+    "TwoSampleCheck",
+    "VarianceCheck",
+    "design_sd",
+    "identity_rows",
+    "requirement_met",
+]

@@ -1,0 +1,301 @@
+r"""What every kind of check shares: the base class, the typed design sd, and the two contexts.
+
+A kind of check is one subclass of :class:`Check` (see :mod:`stats.claims.checks`, which
+registers them).  It owns three things and nothing else does:
+
+* **validation** (``__post_init__``): what its fields must be;
+* **design** (:meth:`Check.power_design`): the rows per simulation that give its test the
+  stated power at the per-test level -- paired with its test, as
+  :func:`~stats.inference.significance.required_sample_size` is paired with
+  :func:`~stats.inference.significance.detectable_discrepancy`;
+* **evaluation** (:meth:`Check.evaluate`): its estimate, p-value or decision, from the
+  simulations' summaries.
+
+Class attributes say how the orchestration treats it: ``kind`` (the ``test`` column of
+``claims.csv``), ``statistical`` (a member of the Holm family), ``tail_test`` (which
+Edgeworth expansion bounds its normal approximation, if any) and ``keeps_rows`` (whether
+it needs the rows themselves, not just their summary).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import math
+from dataclasses import KW_ONLY, dataclass, replace
+from typing import Any, Callable, ClassVar
+
+from ...engine.executors import SimFailure
+from ...inference.estimators import scale_moments
+
+__all__ = [
+    "BoundSD",
+    "Check",
+    "ClosedFormSD",
+    "DesignContext",
+    "DesignSD",
+    "EvaluationContext",
+    "Outcome",
+    "PilotSD",
+    "PilotStats",
+    "REQUIREMENTS",
+    "SimulationError",
+    "design_sd",
+    "finite",
+    "requirement_met",
+]
+
+
+# ------------------------------------------------------------------ the design's standard deviation
+
+
+class DesignSD:
+    """The per-row standard deviation behind a check's sample size: one of three kinds."""
+
+    how: ClassVar[str]
+
+
+@dataclass(frozen=True)
+class ClosedFormSD(DesignSD):
+    """From a closed form: ``function()`` (evaluated with the true formulas, never a mutant's)."""
+
+    function: Callable[[], float]
+    how: ClassVar[str] = "closed form"
+
+    def value(self):
+        return float(self.function())
+
+
+@dataclass(frozen=True)
+class BoundSD(DesignSD):
+    """An upper bound known in advance (a statistic in [0, 1] has sd <= 1/2)."""
+
+    bound: float
+    how: ClassVar[str] = "bound"
+
+    def __post_init__(self):
+        if isinstance(self.bound, bool) or not isinstance(self.bound, (int, float)) or not self.bound > 0:
+            raise ValueError(f"a bound sd must be a positive number; got {self.bound!r}")
+
+    def value(self):
+        return float(self.bound)
+
+
+@dataclass(frozen=True)
+class PilotSD(DesignSD):
+    """From a pilot run on its own stream: an upper (1 - beta) confidence bound on its sd."""
+
+    how: ClassVar[str] = "pilot run"
+
+
+def design_sd(sd, *, label):
+    """A :class:`DesignSD` from what a statement module writes: ``"pilot"``, a callable
+    (closed form), a positive number (bound) or a :class:`DesignSD` itself."""
+    if isinstance(sd, DesignSD):
+        return sd
+    if isinstance(sd, str) and sd == "pilot":
+        return PilotSD()
+    if callable(sd):
+        return ClosedFormSD(sd)
+    if isinstance(sd, (int, float)) and not isinstance(sd, bool):
+        return BoundSD(float(sd))
+    raise TypeError(
+        f"check {label!r}: sd must be 'pilot', a callable closed form, a positive number (a bound) or a DesignSD; "
+        f"got {sd!r}"
+    )
+
+
+# ------------------------------------------------------------------ contexts
+
+
+class SimulationError(Exception):
+    """A simulation a check reads raised: the check's verdict is ``ERROR``, with this message."""
+
+
+@dataclass(frozen=True)
+class PilotStats:
+    """One statistic of a pilot run: mean, sd, plug-in kurtosis, rows and skewness."""
+
+    mean: float
+    sd: float
+    kurtosis: float
+    n: int
+    skewness: float
+
+    @classmethod
+    def from_summary(cls, s):
+        """From a :class:`~stats.engine.summaries.RowSummary` (a Gaussian's 3 and 0 when the rows are constant)."""
+        return cls(
+            s.mean,
+            math.sqrt(s.m2 / (s.n - 1)),
+            s.n * s.m4 / s.m2**2 if s.m2 > 0 else 3.0,
+            s.n,
+            math.sqrt(s.n) * s.m3 / s.m2**1.5 if s.m2 > 0 else 0.0,
+        )
+
+
+@dataclass(frozen=True)
+class DesignContext:
+    """What a check's design may ask: the true formulas, the false-pass rate, and pilot runs
+    (``pilot(sim)`` returns ``{statistic: PilotStats}`` from a run on the stream ``pilot/<key>``)."""
+
+    formulas: Any
+    beta: float
+    pilot: Callable[[Any], dict]
+
+
+@dataclass(frozen=True)
+class EvaluationContext:
+    """What a check's evaluation reads: the simulations' results, the formulas under test
+    (the true ones or a mutant), the per-test level and the false-pass rate."""
+
+    results: dict
+    formulas: Any
+    per_test: float
+    beta: float
+
+    def result(self, measure):
+        res = self.results[measure.sim.key]
+        if isinstance(res, SimFailure):
+            raise SimulationError(res.message)
+        return res
+
+    def summary(self, measure):
+        """The :class:`~stats.inference.estimators.MomentSummary` of ``measure`` (its factor applied)."""
+        s = self.result(measure).summary(measure.statistic).moments()
+        return scale_moments(s, measure.factor) if measure.factor != 1.0 else s
+
+
+class Outcome(tuple):
+    """``(numbers, state, notes)``: the row's numeric columns, one of ``tested`` (a p-value for
+    the family), ``holds``, ``refuted`` or ``error``, and the check's own notes."""
+
+    __slots__ = ()
+
+    def __new__(cls, numbers, state, notes):
+        return super().__new__(cls, (numbers, state, notes))
+
+
+def finite(x):
+    """Whether ``x`` is a finite real number (``False`` for None, NaN, inf, non-numbers)."""
+    try:
+        return math.isfinite(float(x))
+    except (TypeError, ValueError):
+        return False
+
+
+@functools.cache
+def _found(module):
+    # Found, not imported: the plan asks this of every check in the family, and importing
+    # PyTorch costs ~1 s that a selection without PyTorch checks should not pay.  A broken
+    # installation then fails loudly in the checks that import it.
+    return importlib.util.find_spec(module) is not None
+
+
+#: What each optional requirement needs, and how a user gets it.
+REQUIREMENTS = {"torch": ("torch", "PyTorch", "`make torch` adds the CPU build")}
+
+
+def requirement_met(name):
+    """Whether the optional part ``name`` (a key of :data:`REQUIREMENTS`) is installed here."""
+    return _found(REQUIREMENTS[name][0])
+
+
+# ------------------------------------------------------------------ the base class
+
+
+@dataclass(frozen=True)
+class Check:
+    """One tested value of a claim; a subclass per kind (module docstring).
+
+    Common fields: ``label`` (unique within its claim), ``uses`` (the fields of
+    :class:`~stats.formulas.Formulas` its expected value calls, so a mutant of one of them
+    re-evaluates it), ``requires`` (optional parts, e.g. ``"torch"``: without them the
+    check is untestable *here* but keeps its place in the family), ``note``, ``macro``
+    (the LaTeX macro that quotes its value in ``numbers.tex``) and ``erratum``.
+    """
+
+    label: str
+    _: KW_ONLY
+    uses: tuple = ()
+    requires: tuple = ()
+    note: str = ""
+    macro: str | None = None
+    erratum: Any = None
+
+    kind: ClassVar[str] = ""
+    statistical: ClassVar[bool] = False
+    tail_test: ClassVar[str | None] = None
+    keeps_rows: ClassVar[bool] = False
+    draws: ClassVar[bool] = True
+
+    def __post_init__(self):
+        if type(self) is Check:
+            raise TypeError("Check is the base class of the kinds of check; build a MeanCheck, ExactCheck, ... "
+                            "(stats.claims.checks.KINDS lists them)")
+        if not isinstance(self.label, str) or not self.label:
+            raise ValueError(f"a check's label must be a non-empty string; got {self.label!r}")
+        object.__setattr__(self, "uses", tuple(self.uses))
+        object.__setattr__(self, "requires", tuple(self.requires))
+        unknown = [r for r in self.requires if r not in REQUIREMENTS]
+        if unknown:
+            raise ValueError(f"check {self.label!r}: requires must name optional parts among {sorted(REQUIREMENTS)}; "
+                             f"got {unknown[0]!r}")
+        if self.erratum is not None and not hasattr(self, "stated"):
+            raise ValueError(f"check {self.label!r}: only a check of a stated interval (interval, exact) can carry an erratum")
+        self.validate()
+
+    # -- what a kind defines
+
+    def validate(self):
+        """Raise ``ValueError``/``TypeError`` naming the field when the check is malformed."""
+
+    @property
+    def test(self):
+        """The kind's name, as ``claims.csv`` writes it."""
+        return self.kind
+
+    @property
+    def measures(self):
+        """Every measure the check reads, in order."""
+        return ()
+
+    def untestable_reason(self):
+        """Why the registry cannot test this check on any machine (a moment the law lacks,
+        a degenerate statistic), or ``None``.  Checks with a reason leave the family."""
+        return None
+
+    def pilot_measures(self):
+        """The measures whose simulations need a pilot run before the design."""
+        return ()
+
+    def power_design(self, ctx: DesignContext, alpha):
+        """``(n, design sd, how)``: rows per simulation it reads at per-test level ``alpha``."""
+        raise NotImplementedError
+
+    def evaluate(self, ctx: EvaluationContext, design_sd) -> Outcome:
+        """The check's :class:`Outcome` on ``ctx``'s results and formulas."""
+        raise NotImplementedError
+
+    # -- shared behaviour
+
+    def missing_requirement(self):
+        """Why this machine cannot run the check (an optional part not installed), or ``None``."""
+        for req in self.requires:
+            if not requirement_met(req):
+                _, name, how = REQUIREMENTS[req]
+                return f"needs {name}, which is not installed here ({how})"
+        return None
+
+    def corrected(self):
+        """The check of an erratum's corrected value: same measures, corrected interval, no erratum."""
+        return replace(self, label=f"{self.label} [corrected]", stated=self.erratum.corrected, erratum=None)
+
+    def expected_or_error(self, formulas, numbers, notes):
+        """``(expected, None)``, or ``(None, Outcome)`` with an error when the closed form is NaN or infinite."""
+        expected = self.expected(formulas)
+        if not finite(expected):
+            numbers["expected"] = float("nan") if expected is None else expected
+            return None, Outcome(numbers, "error", notes + [
+                f"expected value is {expected!r}: a closed form that is NaN or infinite decides nothing"])
+        return expected, None

@@ -1,0 +1,151 @@
+r"""Evaluate a plan's checks on drawn results: each kind decides its own numbers, then the
+family is Holm-adjusted and every row gets its verdict (:mod:`stats.claims.verdicts`).
+
+Where a check's normal approximation could not be calibrated at its level by raising n
+(its tail error at the design level above :data:`~stats.inference.tails.TAIL_FRACTION`),
+its p-value is made conservative (:func:`~stats.inference.tails.conservative_pvalue`)
+and its detectable discrepancy widened to the level that leaves.
+"""
+
+from __future__ import annotations
+
+import math
+
+from scipy import special
+
+from ..formulas import FORMULAS
+from ..inference.significance import UntestableError, holm_adjust
+from ..inference.tails import TAIL_FRACTION, conservative_pvalue, tail_error
+from .checks import KINDS, EvaluationContext, SimulationError
+from .defaults import FALSE_PASS, FAMILY_ALPHA
+from .verdicts import ERROR, ERRATUM_CONFIRMED, OK_VERDICTS, REJECTED, UNTESTABLE, verdict
+
+__all__ = ["COLUMNS", "evaluate", "failing", "passed"]
+
+COLUMNS = [
+    "claim",
+    "section",
+    "statement",
+    "check",
+    "test",
+    "closed_form",
+    "expected",
+    "estimate",
+    "mcse",
+    "p_value",
+    "p_holm",
+    "detectable",
+    "tail_error",
+    "n",
+    "verdict",
+    "note",
+]
+
+
+def _cache_key(p, ctx):
+    """What determines a check's numbers in one run (one seed): the check, the level, the
+    results it reads -- each by its simulation's key, its rows and the formulas the
+    simulation called -- and the formulas its expected value calls.  Never object ids."""
+    reads = []
+    for ms in p.check.measures:
+        res = ctx.results.get(ms.sim.key)
+        sim_formulas = tuple((name, getattr(ctx.formulas, name)) for name in getattr(ms.sim, "uses", ()))
+        reads.append((ms.sim.key, type(res).__name__, getattr(res, "n", None), sim_formulas))
+    used = tuple((name, getattr(ctx.formulas, name)) for name in p.check.uses)
+    return (p.claim.id, p.check.label, ctx.per_test, ctx.beta, tuple(reads), used)
+
+
+def _outcome(p, ctx):
+    """``(numbers, state, notes)`` of one planned check, its exceptions turned into errors."""
+    try:
+        numbers, state, notes = p.check.evaluate(ctx, p.design_sd)
+    except SimulationError as exc:
+        return {}, "error", [f"the simulation raised {exc}"]
+    except UntestableError as exc:  # pragma: no cover - screened in plan()
+        return {}, "error", [str(exc)]
+    except (ValueError, TypeError, ZeroDivisionError, FloatingPointError) as exc:
+        return {}, "error", [f"{type(exc).__name__}: {exc}"]
+    return numbers, state, notes
+
+
+def _tail_corrected(row, p, per_test, beta):
+    """Where n could not be raised, the normal tail may be too thin: a conservative p-value
+    keeps the false-fail rate, at the cost of a larger detectable shift."""
+    e = tail_error(row["n"], alpha=per_test, a1=p.edgeworth[0], a2=p.edgeworth[1])
+    row["tail_error"] = e
+    if e > TAIL_FRACTION and 0 <= row["p_value"] <= 1:
+        row["p_value"] = conservative_pvalue(row["p_value"], row["n"], a1=p.edgeworth[0], a2=p.edgeworth[1])
+        z_b = -special.ndtri(beta)  # scipy.special, not scipy.stats: once per row per evaluation
+        widen = (-special.ndtri(per_test / (2 * (1 + e))) + z_b) / (-special.ndtri(per_test / 2) + z_b)
+        row["detectable"] = row["detectable"] * widen
+        row["note"] = "; ".join(x for x in (row["note"], f"p-value x (1 + tail error), {e:.2g} at the design level") if x)
+
+
+def evaluate(the_plan, results, *, formulas=FORMULAS, alpha=FAMILY_ALPHA, beta=FALSE_PASS, cache=None):
+    """Test every planned check against ``formulas``; one tidy row per check (:data:`COLUMNS`).
+
+    ``cache`` (a dict) keeps each check's numbers between calls on results of the same
+    seed (a mutant re-evaluates only what it can move); its keys are what determines them.
+    """
+    import pandas as pd
+
+    cache = {} if cache is None else cache
+    per_test = the_plan.per_test
+    ctx = EvaluationContext(results, formulas, per_test, beta)
+    rows, states = [], []
+    for p in the_plan.checks:
+        ch, cl = p.check, p.claim
+        row = dict(
+            claim=cl.id, section=cl.section, statement=cl.statement, check=ch.label, test=ch.test,
+            closed_form=cl.closed_form, expected=math.nan, estimate=math.nan, mcse=math.nan, p_value=math.nan,
+            p_holm=math.nan, detectable=math.nan, tail_error=math.nan, n=0, verdict=UNTESTABLE, note=p.untestable or "",
+        )
+        state = "untestable"
+        if not p.untestable:
+            key = _cache_key(p, ctx)
+            if key not in cache:
+                cache[key] = _outcome(p, ctx)
+            numbers, state, notes = cache[key]
+            row.update(numbers)
+            prefix = [x for x in (ch.note, p.design and f"n by {p.design}") if x]
+            row["note"] = "; ".join(x for x in prefix + list(notes) if x)
+            if p.edgeworth is not None and row["n"] >= 2 and state == "tested":
+                _tail_corrected(row, p, per_test, beta)
+        rows.append(row)
+        states.append(state)
+    tested = [i for i, s in enumerate(states) if s == "tested"]
+    # A family member that cannot run here (an optional part missing) counts as p = 1.
+    absent = sum(1 for p in the_plan.checks if p.untestable_here and p.check.statistical)
+    if tested:
+        adjusted = holm_adjust([rows[i]["p_value"] for i in tested], family_size=len(tested) + absent)
+        for i, adj in zip(tested, adjusted):
+            rows[i]["p_holm"] = float(adj)
+            states[i] = "refuted" if adj < alpha else "holds"
+    for p, row, state in zip(the_plan.checks, rows, states):
+        if state == "untestable":
+            continue
+        if state == "error":
+            row["verdict"] = ERROR
+            continue
+        e = p.check.erratum
+        row["verdict"] = verdict(state == "refuted", erratum=e is not None)
+        if e is not None:
+            stated = getattr(p.check, "stated", None)
+            row["note"] = f"text: {stated.text if stated else '?'}; corrected: {e.corrected.text}; {row['note']}"
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def passed(table):
+    """True when every row's verdict is acceptable (pass, confirmed erratum, untestable)."""
+    return bool(table["verdict"].isin(OK_VERDICTS).all())
+
+
+def failing(table, per_test):
+    """Rows that fail on a partial evaluation: errors, stale errata, refuted identities and exact
+    checks, and statistical checks whose own p-value is below the full family's Bonferroni
+    level (stricter than Holm on the subset, so a partial run never catches more easily)."""
+    statistical = table["test"].map(lambda t: KINDS[t].statistical).astype(bool)
+    hard = table["verdict"].isin([ERROR, "erratum stale"])
+    refuted_det = ~statistical & table["verdict"].isin([REJECTED])
+    refuted_stat = statistical & (table["p_value"] < per_test) & ~table["verdict"].isin([ERRATUM_CONFIRMED, UNTESTABLE])
+    return table[hard | refuted_det | refuted_stat]

@@ -1,0 +1,76 @@
+"""What a check reads and what the text states: a simulation's statistic, a stated number's
+interval, and an erratum's correction.  Plain values; the kinds of check use them
+(:mod:`stats.claims.checks`)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+__all__ = ["Erratum", "Measure", "Stated"]
+
+
+@dataclass(frozen=True)
+class Measure:
+    """A per-row statistic of a simulation, times a constant ``factor`` (e.g. a score scale)."""
+
+    sim: Any
+    statistic: str
+    factor: float = 1.0
+
+    def __post_init__(self):
+        if self.statistic not in self.sim.statistics:
+            raise ValueError(f"{self.sim.key} yields {self.sim.statistics}, not {self.statistic!r}")
+
+
+@dataclass(frozen=True)
+class Stated:
+    """A number as the text states it, and the half-open interval ``[lo, hi)`` that claims.
+
+    ``Stated.parse("0.35")`` is [0.345, 0.355): the text's precision is its last digit.
+    ``unit`` overrides the precision ("163,000" written for e^12 is ``unit=1000``), and
+    ``lo``/``hi`` may be given directly for inequalities ("more than tenfold": lo=10).
+    """
+
+    text: str
+    value: float
+    lo: float
+    hi: float
+
+    @classmethod
+    def parse(cls, text, *, unit=None):
+        clean = text.replace(",", "").replace("about ", "").strip()
+        v = Decimal(clean)
+        step = Decimal(unit) if unit is not None else Decimal(1).scaleb(v.as_tuple().exponent)
+        return cls(text, float(v), float(v - step / 2), float(v + step / 2))
+
+    @classmethod
+    def at_least(cls, text, lo, *, strict=True):
+        """An inequality ``value > lo`` (``strict``) or ``>= lo``."""
+        return cls(text, lo, math.nextafter(lo, math.inf) if strict else lo, math.inf)
+
+    @classmethod
+    def at_most(cls, text, hi):
+        return cls(text, hi, -math.inf, hi)
+
+    @classmethod
+    def between(cls, text, lo, hi):
+        return cls(text, float("nan"), lo, hi)
+
+    def contains(self, x):
+        return self.lo <= x < self.hi
+
+    def describe(self):
+        lo = "-inf" if self.lo == -math.inf else f"{self.lo:.6g}"
+        hi = "inf" if self.hi == math.inf else f"{self.hi:.6g}"
+        return f"[{lo}, {hi})"
+
+
+@dataclass(frozen=True)
+class Erratum:
+    """A refuted statement: the corrected figure (tested, must pass) and the corrected sentence."""
+
+    corrected: Stated
+    sentence: str
