@@ -99,7 +99,7 @@ $(OUT)/.built: $(OUT)/index.html $(OUT)/figures.pdf $(OUT)/numbers.tex
 NPROC := $(shell nproc 2>/dev/null || echo 1)
 # Every step may use every core (WORKERS overrides): the steps running side by side then
 # share them, and none idles at the end while the longest step (verify with its mutants)
-# still runs on half the machine.  Measured on 2 cores: 191 s with a core per step, 149 s so.
+# still runs on half the machine (the README's Performance section has the times).
 STEP_WORKERS := $(if $(WORKERS),$(WORKERS),$(NPROC))
 
 # The one measured study times the backward pass: it runs after every simulation, alone,

@@ -25,7 +25,7 @@ def _cmd_verify(args, parser):
     from ._io import write_csv, write_text
     from .claims.mutants import MUTANTS
     from .claims.registry import REGISTRY
-    from .claims.report import print_report, provenance, provenance_json
+    from .claims.console import print_report, provenance, provenance_json
     from .claims import FAMILY_ALPHA, OK_VERDICTS, evaluate, evaluate_mutants, passed, plan, select_claims, simulate
 
     try:
@@ -92,7 +92,7 @@ def _cmd_verify(args, parser):
 def _cmd_calibrate(args, parser):
     from ._io import write_csv, write_text
     from .claims.calibration import CALIBRATION_ALPHA, CALIBRATION_LEVEL, calibrate, calibration_passed
-    from .claims.report import provenance, provenance_json
+    from .claims.console import provenance, provenance_json
 
     out = writable_dir(args.out, parser)
     t0 = time.perf_counter()

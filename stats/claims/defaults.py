@@ -17,5 +17,6 @@ MIN_ROWS = 16
 TAIL_BUDGET = float(1 << 27)
 #: Random numbers a sampler holds at once (1 MiB of float64).  The numbers do not depend on
 #: it (tests/test_engine.py); every registry simulation's row fits in it (the widest,
-#: d_k = 4096 with 16 keys, holds 65536).  Why this size: docs/performance.md.
+#: d_k = 4096 with 16 keys, holds 65536).  Smaller chunks, measured, did not help (README,
+#: Performance).
 CHUNK_NUMBERS = 1 << 17

@@ -9,7 +9,7 @@ and says
 * ``run_block(sim_seed, block, rows, formulas, chunk_size)`` -- the statistics of the
   ``rows`` rows of block ``block``, drawn from that block's streams, as a dict of 1-D
   float arrays of length ``rows``;
-* ``uses`` -- the names of the :class:`~stats.claims.formulas.Formulas` entries that
+* ``uses`` -- the names of the :class:`~stats.formulas.Formulas` entries that
   ``run_block`` calls, so a mutant that replaces one of them re-runs exactly the
   simulations it affects.
 
