@@ -17,6 +17,8 @@ from pathlib import Path
 import pandas as pd
 
 from stats._io import write_text
+from stats.claims.registry import REGISTRY
+from stats.claims.verdicts import ERRATUM_CONFIRMED, OK_VERDICTS, PASS, UNTESTABLE
 
 from . import ANALYSES, all_figures
 from ._data import DataError, read_manifest
@@ -40,8 +42,6 @@ def rounded_as_stated(value, stated_text):
 
 
 def _stated_checks():
-    from stats.claims.registry import REGISTRY
-
     for claim in REGISTRY:
         for check in claim.checks:
             if check.macro:
@@ -142,13 +142,13 @@ def build_page(out):
             g = by_claim.get(cid)
             if g is None:
                 continue
-            worst = "fail" if (~g["verdict"].isin(["pass", "erratum confirmed", "untestable"])).any() else (
-                "erratum" if (g["verdict"] == "erratum confirmed").any() else "pass")
+            worst = "fail" if (~g["verdict"].isin(OK_VERDICTS)).any() else (
+                "erratum" if (g["verdict"] == ERRATUM_CONFIRMED).any() else "pass")
             support.append(dict(id=cid, state=worst, n=len(g)))
         figures.append(dict(name=name, study=study, caption=spec["caption"], width=spec["width"], claims=support,
                             png=f"figures/{name}.png", pdf=f"figures/{name}.pdf"))
     errata = []
-    for claim_id, check in ((c.id, ch) for c in __import__("stats").REGISTRY for ch in c.checks if ch.erratum):
+    for claim_id, check in ((c.id, ch) for c in REGISTRY for ch in c.checks if ch.erratum):
         row = claims[(claims["claim"] == claim_id) & (claims["check"] == check.label)]
         if row.empty:
             continue
@@ -159,7 +159,7 @@ def build_page(out):
     rows = []
     for _, r in claims.iterrows():
         v = r["verdict"]
-        cls = {"pass": "pass", "erratum confirmed": "erratum", "untestable": "untestable"}.get(v, "fail")
+        cls = {PASS: "pass", ERRATUM_CONFIRMED: "erratum", UNTESTABLE: "untestable"}.get(v, "fail")
         rows.append(dict(claim=r["claim"], check=r["check"], test=r["test"], expected=_fmt(r["expected"]),
                          estimate=_fmt(r["estimate"]), mcse=_fmt(r["mcse"], 2), p_value=_fmt(r["p_value"], 3),
                          p_holm=_fmt(r["p_holm"], 3), detectable=_fmt(r["detectable"], 3), n=_fmt(int(r["n"])), verdict=v,

@@ -11,14 +11,7 @@ from __future__ import annotations
 import sys
 import time
 
-# The helpers every command line shares (stats/cli.py), under the names this module's
-# parsers use.
-from .cli import Parser as _Parser
-from .cli import count as _count
-from .cli import positive_float as _positive_float
-from .cli import seed as _seed
-from .cli import tune_malloc_or_exit as _tune_malloc_or_exit
-from .cli import writable_dir
+from . import cli
 
 
 def _cmd_verify(args, parser):
@@ -32,7 +25,7 @@ def _cmd_verify(args, parser):
         chosen = select_claims(args.only, REGISTRY) if args.only is not None else REGISTRY
     except (ValueError, TypeError) as exc:
         parser.error(str(exc))
-    out = writable_dir(args.out, parser)
+    out = cli.writable_dir(args.out, parser)
     start = time.perf_counter()
     the_plan = plan(REGISTRY, select=chosen, seed=args.seed, n_factor=args.n_factor, workers=args.workers)
     t_plan = time.perf_counter()
@@ -94,7 +87,7 @@ def _cmd_calibrate(args, parser):
     from .claims.calibration import CALIBRATION_ALPHA, CALIBRATION_LEVEL, calibrate, calibration_passed
     from .claims.console import provenance, provenance_json
 
-    out = writable_dir(args.out, parser)
+    out = cli.writable_dir(args.out, parser)
     t0 = time.perf_counter()
     checks, mutants, pvalues = calibrate(
         seeds=args.seeds, n_factor=args.n_factor, seed=args.seed, workers=args.workers, scheduler=args.scheduler,
@@ -137,30 +130,30 @@ def build_parser():
     from .claims.defaults import DEFAULT_SEED
     from .engine.executors import default_workers
 
-    parser = _Parser(prog="python -m stats", description="Verification suite for section 4.3 (scaled dot-product attention).")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    parser = cli.Parser(prog="python -m stats", description="Verification suite for section 4.3 (scaled dot-product attention).")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=cli.Parser)
     v = sub.add_parser("verify", help="run the claims registry and write reports/claims.csv")
-    v.add_argument("--seed", type=_seed, default=DEFAULT_SEED, help=f"root seed of every stream (default {DEFAULT_SEED})")
+    v.add_argument("--seed", type=cli.seed, default=DEFAULT_SEED, help=f"root seed of every stream (default {DEFAULT_SEED})")
     v.add_argument("--only", metavar="PATTERN", help="comma-separated claim ids or globs, e.g. 'exact-law,mup-*'")
     v.add_argument(
-        "--n-factor", type=_positive_float, default=1.0,
+        "--n-factor", type=cli.positive_float, default=1.0,
         help="multiply every designed sample size (0.1: a quick run whose detectable discrepancies are ~3x larger)",
     )
     v.add_argument("--mutants", action="store_true", help="also run the planted mistakes and write mutants.csv")
     v.add_argument("--out", default="reports", help="output folder (default: reports)")
-    v.add_argument("--workers", type=_count, default=default_workers(), help="processes on this machine (default: all cores)")
+    v.add_argument("--workers", type=cli.count, default=default_workers(), help="processes on this machine (default: all cores)")
     v.add_argument("--scheduler", metavar="ADDRESS", help="run the blocks on the Dask cluster at ADDRESS (needs the dask extra)")
     v.add_argument("--full", action="store_true", help="print every check, not one line per claim")
     v.add_argument("--no-progress", action="store_true", help="no progress bar")
     c = sub.add_parser("calibrate", help="re-run every claim over many seeds; check the tests' own error rates")
-    c.add_argument("--seeds", type=_count, default=200, help="independent root seeds (default 200, at least 2)")
+    c.add_argument("--seeds", type=cli.count, default=200, help="independent root seeds (default 200, at least 2)")
     c.add_argument(
-        "--n-factor", type=_positive_float, default=0.02,
+        "--n-factor", type=cli.positive_float, default=0.02,
         help="sample sizes as a share of the design (default 0.02: minutes on all cores)",
     )
-    c.add_argument("--seed", type=_seed, default=DEFAULT_SEED, help="root of the spawned seeds and of the pilot runs")
+    c.add_argument("--seed", type=cli.seed, default=DEFAULT_SEED, help="root of the spawned seeds and of the pilot runs")
     c.add_argument("--out", default="reports", help="output folder (default: reports)")
-    c.add_argument("--workers", type=_count, default=default_workers(), help="processes on this machine (default: all cores)")
+    c.add_argument("--workers", type=cli.count, default=default_workers(), help="processes on this machine (default: all cores)")
     c.add_argument("--scheduler", metavar="ADDRESS", help="run the blocks on the Dask cluster at ADDRESS")
     c.add_argument("--no-progress", action="store_true", help="no progress bar")
     sub.add_parser("list", help="list the claims with their sections")
@@ -172,7 +165,7 @@ def build_parser():
 def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
-    _tune_malloc_or_exit(parser)
+    cli.tune_malloc_or_exit(parser)
     try:
         if args.command == "list":
             return _cmd_list(args)

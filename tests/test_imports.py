@@ -108,3 +108,19 @@ for g in got:
 """
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-1500:]
+
+
+def test_import_stats_does_not_build_the_registry():
+    # The registry imports every statement module and builds ~450 checks: a user of the
+    # library who never asks for it should not pay for it.  It is built on first access.
+    probe = (
+        "import sys, stats\n"
+        "built = [m for m in ('stats.claims.registry', 'stats.claims.mutants', 'stats.claims.statements') if m in sys.modules]\n"
+        "print(built); print(len(stats.REGISTRY), len(stats.MUTANTS), 'stats.claims.registry' in sys.modules)"
+    )
+    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    before, after = r.stdout.strip().splitlines()
+    assert before == "[]"
+    n_claims, n_mutants, built = after.split()
+    assert int(n_claims) >= 48 and int(n_mutants) >= 31 and built == "True"
+    assert "REGISTRY" in dir(stats) and stats.REGISTRY is stats.claims.registry.REGISTRY

@@ -35,6 +35,7 @@ import warnings
 import numpy as np
 
 # pandas and scipy.stats are imported where they are used (see stats/models/__init__.py).
+from ..inference.significance import holm_adjust
 from .defaults import DEFAULT_SEED
 from .drawing import simulate
 from .evaluation import evaluate, failing
@@ -154,8 +155,6 @@ def _one_seed(root):
 
 
 def _holm(p):
-    from ..inference.significance import holm_adjust
-
     p = np.asarray(p, dtype=float)
     ok = np.isfinite(p)
     out = np.full(p.shape, np.nan)

@@ -20,6 +20,7 @@ from ..exact import attention as _att
 from ..exact.cost import matmul, phase
 from ..formulas import FORMULAS, Formulas, with_formula
 from ..models import distributions as _distributions
+from ..models.asymptotics import saturation_asymptotics
 from ..models.distributions import score_distribution
 from ..models.laws import entry_law, law_moment
 from ..models.saturation_quadrature import saturation_exact
@@ -157,7 +158,6 @@ def _cutoff_log2(max_value):
 
 
 def _asymptotics_without_ln2(n_keys=32):
-    from ..models.asymptotics import saturation_asymptotics
 
     k = saturation_asymptotics(n_keys)
     return dict(k, C_max=k["gap_density_at_zero"])
@@ -165,7 +165,6 @@ def _asymptotics_without_ln2(n_keys=32):
 
 def _asymptotics_pairs_unordered(n_keys=32):
     """The gap density at zero counted over unordered pairs, T(T-1)/2 instead of T(T-1)."""
-    from ..models.asymptotics import saturation_asymptotics
 
     k = saturation_asymptotics(n_keys)
     return dict(k, C_max=k["C_max"] / 2, C_trace=k["C_trace"] / 2)

@@ -40,6 +40,7 @@ import numpy as np
 from numpy.polynomial import chebyshev as C
 
 from .._validation import MAX_KEYS, check_d_k, check_integer
+from .saturation_quadrature import saturation_given_scale
 
 __all__ = ["gap_density", "saturation_asymptotic_value", "saturation_asymptotics"]
 
@@ -108,7 +109,6 @@ def _i3():
 
 @functools.lru_cache(maxsize=None)
 def _scaled_derivatives(T):
-    from .saturation_quadrature import saturation_given_scale
 
     n = 24
     t = np.cos(np.pi * (np.arange(n) + 0.5) / n)
@@ -139,7 +139,6 @@ def saturation_asymptotics(n_keys=32):
 
 @functools.lru_cache(maxsize=None)
 def _asymptotics(T):
-    from .saturation_quadrature import saturation_given_scale
 
     f0, f1, f3 = _gap_density(T)
     i3_max, i3_trace = _i3()

@@ -32,6 +32,10 @@ import numpy as np
 from .._validation import MAX_ROWS, check_integer
 from ..engine.simulation import Simulation
 from ..engine.streams import block_generator, stream_key
+from ..exact.attention import attention_backward, scaled_dot_product_attention, softmax
+from ..exact.cost import attention_matmul_flops, count_matmuls
+from ..exact.formats import FORMATS, float_format, format_max, softmax_terms
+from ..exact.tiled import tiled_attention_backward, tiled_attention_forward
 
 __all__ = [
     "BackwardSim",
@@ -178,7 +182,6 @@ class BackwardSim(Simulation):
         return 2 * P * self.T_q * self.T_k
 
     def run_block(self, sim_seed, block, rows, formulas, chunk_size):
-        from ..exact.attention import scaled_dot_product_attention
 
         Tq, Tk, dk, dv = self.T_q, self.T_k, self.d_k, self.d_v
         rng0, rng1 = block_generator(sim_seed, block, 0), block_generator(sim_seed, block, 1)
@@ -264,8 +267,6 @@ class TiledSim(Simulation):
     def run_block(self, sim_seed, block, rows, formulas, chunk_size):
         from scipy.special import logsumexp
 
-        from ..exact.attention import attention_backward, scaled_dot_product_attention
-        from ..exact.tiled import tiled_attention_backward, tiled_attention_forward
 
         Tq, Tk, dk, dv = self.T_q, self.T_k, self.d_k, self.d_v
         rng0, rng1 = block_generator(sim_seed, block, 0), block_generator(sim_seed, block, 1)
@@ -317,7 +318,6 @@ class FlopSim(Simulation):
         return 2000.0  # one small backward pass a row; a weight for scheduling only
 
     def run_block(self, sim_seed, block, rows, formulas, chunk_size):
-        from ..exact.cost import attention_matmul_flops, count_matmuls
 
         rng = block_generator(sim_seed, block, 0)
         out = {k: np.empty(rows) for k in self.statistics}
@@ -350,7 +350,6 @@ class StableSoftmaxSim(Simulation):
     statistics: ClassVar[tuple[str, ...]] = ("finite", "denominator", "sums_to_one")
 
     def __post_init__(self):
-        from ..exact.formats import FORMATS
 
         if self.dtype not in FORMATS:
             raise ValueError(f"dtype must be one of {FORMATS}; got {self.dtype!r}")
@@ -365,8 +364,6 @@ class StableSoftmaxSim(Simulation):
         return 2 * self.n_keys
 
     def run_block(self, sim_seed, block, rows, formulas, chunk_size):
-        from ..exact.attention import softmax
-        from ..exact.formats import float_format, format_max, softmax_terms
 
         dt = float_format(self.dtype)
         rng = block_generator(sim_seed, block, 0)

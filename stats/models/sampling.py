@@ -49,10 +49,8 @@ from ..engine.simulation import Simulation
 from ..engine.scratch import scratch
 from ..engine.streams import BLOCK_ROWS, as_seed_sequence, block_generator, simulation_seed, stream_key
 from ..inference.estimators import MomentSummary, merge_moments, moment_summary
-from .laws import EntryLaw, entry_law
-from .scores import score_central_moments
-from .scores import score_scale
-
+from .laws import EntryLaw, entry_law, law_moment
+from .scores import score_central_moments, score_cumulants, score_scale
 __all__ = [
     "CosineSim",
     "DEFAULT_CHUNK_SIZE",
@@ -349,8 +347,6 @@ def square_mean_variance(d_k, n_keys, *, sigma_q=1.0, sigma_k=1.0, entries="gaus
     :math:`\operatorname{Cov}(s_1^2, s_2^2) = \operatorname{Var}(E[s^2 | q]) = \sigma_q^4\sigma_k^4 d_k(\mu_4 - 1)`:
     keys sharing a query are nearly independent once :math:`d_k` is large.
     """
-    from .laws import law_moment
-    from .scores import score_cumulants
 
     k = score_cumulants(d_k, 0.0, sigma_q=sigma_q, sigma_k=sigma_k, entries=entries, scale="none")
     var_sq = k[3] + 2 * k[1] ** 2

@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 
+from ...exact.attention import naive_softmax
 from ...exact.formats import FORMATS, exp_overflow_threshold, float_format, format_max
 from ...models.problems import StableSoftmaxSim
 from ..build import Measure, Stated, exact, identity, stated_exact
@@ -34,7 +35,6 @@ def _threshold_is_next_value(dtype):
 
 
 def _naive_fails_at_12(F):
-    from ...exact.attention import naive_softmax
 
     row = np.zeros(32, dtype=np.float16)
     row[0] = 12

@@ -6,7 +6,7 @@ import math
 
 from ...models.laws import entry_law
 from ...models.sampling import CosineSim, ScoreSim, square_mean_variance
-from ...models.scores import score_scale
+from ...models.scores import score_scale, score_tail_index
 from ..build import Measure, distribution, mean, ratio, score_sd, variance
 from ..schema import Claim
 
@@ -56,7 +56,6 @@ def _variance_check(d, law, scale):
                         uses=("moments",), target=width_target(d))
     sim = ScoreSim(d, 0.0, SIGMA_Q, SIGMA_K, law, FAST_METHOD[law.name], SHARED_KEYS)
     sd = lambda: c * c * square_mean_variance(d, SHARED_KEYS, sigma_q=SIGMA_Q, sigma_k=SIGMA_K, entries=law) ** 0.5  # noqa: E731
-    from ...models.scores import score_tail_index
 
     return mean(label(law, d), Measure(sim, "square_mean", c * c), lambda F, s=sim: _moments(s, scale)(F)[1],
                 uses=("moments",), target=width_target(d), relative=True, sd=sd,
