@@ -68,9 +68,9 @@ def _exact_rows(points, workers):
         return [_exact_row(p) for p in points]
     from concurrent.futures import ProcessPoolExecutor
 
-    from stats.engine.executors import _pool_context
+    from stats.engine.executors import pool_context
 
-    with ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context()) as pool:
+    with ProcessPoolExecutor(max_workers=workers, mp_context=pool_context()) as pool:
         return list(pool.map(_exact_row, points))
 
 

@@ -358,10 +358,9 @@ def dask_benchmarks(quick):
     tmp = Path(tempfile.mkdtemp(prefix="bench-dask-"))
     selection = QUICK_SELECTION if quick else SPEEDUP_SELECTION
     try:
-        from distributed import Client, LocalCluster
+        from distributed import Client
 
         from stats import local_dask_cluster
-        from stats.engine.executors import _loopback_cluster_options, _preserved_environ
     except ImportError:
         return [row("Dask LocalCluster / local pool", math.nan, ">= 0.9", "ratio", "dask not installed: `pip install -e '.[dask]'`", meets=False)]
 
@@ -389,7 +388,7 @@ def dask_benchmarks(quick):
                         f"the workers' first import of the suite took {t_import:.1f} s before"))
         rows += overhead
         if not quick:
-            with _preserved_environ(), LocalCluster(**_loopback_cluster_options(2)) as c:
+            with local_dask_cluster(n_workers=2, worker_malloc="dask") as c:
                 warmed(c.scheduler_address)
                 t_default = _verify_seconds(["--only", selection, "--scheduler", c.scheduler_address, "--out", str(tmp / "d")])[0]
             rows.append(row("Dask LocalCluster with Dask's default worker environment / local pool", t_ref / t_default, "", "ratio",

@@ -20,6 +20,7 @@ def _cmd_verify(args, parser):
     from .claims.registry import REGISTRY
     from .claims.console import print_report, provenance, provenance_json
     from .claims import FAMILY_ALPHA, OK_VERDICTS, evaluate, evaluate_mutants, passed, plan, select_claims, simulate
+    from .claims.verdicts import UNTESTABLE
 
     try:
         chosen = select_claims(args.only, REGISTRY) if args.only is not None else REGISTRY
@@ -37,7 +38,7 @@ def _cmd_verify(args, parser):
     write_csv(table, out / f"{name}.csv")
     print_report(table, full=args.full)
     n_bad = int((~table["verdict"].isin(OK_VERDICTS)).sum())
-    tested = int((table["verdict"] != "untestable").sum())
+    tested = int((table["verdict"] != UNTESTABLE).sum())
     stat = int(table["p_holm"].notna().sum())
     ok = passed(table)
     record = dict(

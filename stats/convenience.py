@@ -14,7 +14,7 @@ from .engine import executors as _executors
 from .formulas import FORMULAS
 from .inference.estimators import mean_estimate
 from .models.laws import entry_law
-from .models.saturation import SATURATION_STATISTICS, SaturationSim, _check_scaling, _resolve_method
+from .models.saturation import SATURATION_STATISTICS, SaturationSim, check_scaling, resolve_saturation_method
 
 __all__ = ["run_simulation", "saturation_stats"]
 
@@ -45,8 +45,8 @@ def saturation_stats(
     law = entry_law(entries)
     d_k = check_d_k(d_k)
     n_keys = check_integer(n_keys, "n_keys", minimum=2, what="an integer >= 2")
-    _check_scaling(scaling)
-    method = _resolve_method(method, law)
+    check_scaling(scaling)
+    method = resolve_saturation_method(method, law)
     n_rows = check_integer(n_rows, "n_rows", minimum=2, what="an integer >= 2")
     sim = SaturationSim(d_k, n_keys, scaling, law, method)
     res = run_simulation(sim, n_rows, seed=seed, formulas=formulas, workers=workers)

@@ -38,7 +38,10 @@ GOOD = {
     "attention_flops": ((3, 4, 5, 6), {}),
     "block_generator": ((np.random.SeedSequence(1), 0), {}),
     "conservative_pvalue": ((0.5, 100), dict(a1=0.1, a2=0.2)),
+    "check_scaling": (("sqrt",), {}),
     "cosine_mean": ((16, 0.5), {}),
+    "delta_method": ((lambda m: m[0] / m[1], [1.0, 2.0], [0.1, 0.2]), {}),
+    "detectable_shift": ((0.1,), dict(alpha=0.01)),
     "cosine_moments": ((16,), {}),
     "detectable_discrepancy": ((100,), dict(sd=1.0, alpha=0.01)),
     "detectable_ks_distance": ((100,), dict(alpha=0.01)),
@@ -52,11 +55,13 @@ GOOD = {
     "float_format": (("float16",), {}),
     "format_max": (("float16",), {}),
     "gap_density": ((8,), {}),
-    "holm_adjust": (([0.01, 0.5],), {}),
+    "holm_adjust": (([0.01, 0.5],), dict(family_size=3)),
+    "interval_test": ((0.5, 0.1, 0.2, 0.4), dict(alpha=0.01)),
     "law_moment": ((stats.entry_law("gaussian"), 4), {}),
     "mean_estimate": (([1.0, 2.0, 4.0],), {}),
     "mean_test": (([1.0, 2.0, 4.0], 2.0), dict(alpha=0.01)),
     "merge_moments": ((_ms, _ms), {}),
+    "merge_power_sums": (((3, 1.0, 2.0, 0.0, 2.0), (3, 2.0, 2.0, 0.0, 2.0)), {}),
     "merge_row_summaries": ((_rs, _rs), {}),
     "moment_summary": (([1.0, 2.0, 4.0],), {}),
     "naive_softmax": (([1.0, 2.0],), {}),
@@ -67,6 +72,7 @@ GOOD = {
     "quantile_estimate": ((np.arange(20.0), 0.5), {}),
     "required_ks_sample_size": ((0.2,), dict(alpha=0.01)),
     "required_sample_size": ((0.1,), dict(sd=1.0, alpha=0.01)),
+    "resolve_saturation_method": (("auto", stats.entry_law("gaussian")), {}),
     "row_trace": ((np.full((2, 4), 0.25),), {}),
     "sample_queries_keys": ((3, 4), dict(seed=1)),
     "sample_scores": ((5, 4), dict(seed=1)),
@@ -100,6 +106,7 @@ GOOD = {
     "tiled_attention_backward": ((_q, _k, _v, _o, _lse, _q), dict(block_size=2)),
     "tiled_attention_forward": ((_q, _k, _v), dict(block_size=2)),
     "variance_estimate": (([1.0, 2.0, 4.0, 8.0],), {}),
+    "two_sample_test": (([1.0, 2.0, 4.0, 8.0, 3.0], [1.0, 2.5, 4.0, 7.0, 3.0], 0.0), dict(alpha=0.01)),
     "variance_ratio_test": (([1.0, 2.0, 4.0, 8.0, 3.0], [1.0, 2.5, 4.0, 7.0, 3.0], 1.0), dict(alpha=0.01)),
     "variance_test": (([1.0, 2.0, 4.0, 8.0, 3.0], 5.0), dict(alpha=0.01)),
     "winner_bound": ((1.0, 8), {}),
@@ -140,12 +147,17 @@ ORCHESTRATION = {
     "verify_claims": "plan + simulate + evaluate (tests/test_claims.py)",
     "diff_chi2": "a scipy.stats rv_continuous instance; scipy validates its shape parameters",
     "BIT_GENERATOR": "numpy's SFC64, validated by numpy",
+    "pool_context": "takes no argument",
 }
 #: Plain records: the library fills them; they are values, not entry points.
 RECORDS = {
     "Check", "Claim", "Erratum", "Estimate", "Formulas", "GradientCheck", "Job", "Measure", "MomentSummary",
     "Mutant", "Plan", "PlannedCheck", "RowSummary", "SimFailure", "SimResult", "Simulation", "Stated",
     "TestResult", "UntestableError",
+    # The kinds of check and the typed design sd: validated at construction, each field
+    # named in its error (tests/test_checks.py).
+    "MeanCheck", "VarianceCheck", "RatioCheck", "TwoSampleCheck", "DistributionCheck", "IntervalCheck",
+    "IdentityCheck", "ExactCheck", "BoundSD", "ClosedFormSD", "PilotSD",
 }
 
 BAD = {

@@ -144,6 +144,9 @@ def test_a_new_kind_is_one_class_and_one_registration(monkeypatch):
 
 @pytest.fixture(scope="module")
 def with_and_without_torch():
+    if not checks_base.requirement_met("torch"):
+        pytest.skip("PyTorch is not installed here, so there is no run with it to compare (`make torch` adds it)")
+
     def run():
         the_plan = plan(REGISTRY, seed=5, n_factor=0.02, workers=WORKERS)
         return the_plan, evaluate(the_plan, simulate(the_plan, seed=5, workers=WORKERS))

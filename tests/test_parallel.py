@@ -9,7 +9,6 @@ import warnings
 import pytest
 
 from stats import FORMULAS, Job, SaturationSim, ScoreSim, entry_law, local_dask_cluster, run_simulations
-from stats.engine.executors import _loopback_cluster_options, _preserved_environ
 
 SELECTION = "product-mean,winner-bound,saturation-samplers-agree,fast-path-bitpacked"
 
@@ -77,16 +76,19 @@ def test_the_suites_cluster_gives_its_workers_the_suites_malloc(cluster):
 
 
 def test_workers_with_a_fixed_trim_threshold_are_warned_about():
-    distributed = pytest.importorskip("distributed", reason="the dask extra is not installed")
-    with _preserved_environ(), distributed.LocalCluster(**_loopback_cluster_options(1)) as c:
+    pytest.importorskip("distributed", reason="the dask extra is not installed")
+    with local_dask_cluster(n_workers=1, worker_malloc="dask") as c:
         # Dask's default: its nanny starts workers with MALLOC_TRIM_THRESHOLD_=65536.
         with pytest.warns(RuntimeWarning, match="MALLOC_TRIM_THRESHOLD_=65536"):
             run_simulations([Job(ScoreSim(8), 10_000)], seed=1, formulas=FORMULAS, scheduler=c.scheduler_address)
 
 
-def test_local_dask_cluster_rejects_a_bad_worker_count():
+def test_local_dask_cluster_rejects_a_bad_worker_count_or_malloc():
     with pytest.raises(ValueError, match="n_workers"):
         with local_dask_cluster(n_workers=0):
+            pass
+    with pytest.raises(ValueError, match="worker_malloc"):
+        with local_dask_cluster(n_workers=1, worker_malloc="glibc"):
             pass
 
 

@@ -36,11 +36,13 @@ import numpy as np
 
 # pandas and scipy.stats are imported where they are used (see stats/models/__init__.py).
 from ..inference.significance import holm_adjust
+from .checks import KINDS
 from .defaults import DEFAULT_SEED
 from .drawing import simulate
 from .evaluation import evaluate, failing
 from .mutation import affected_checks, touched_simulations
 from .planning import plan
+from .verdicts import ERROR
 
 __all__ = ["CALIBRATION_ALPHA", "CALIBRATION_LEVEL", "calibrate", "calibration_seeds"]
 
@@ -60,7 +62,7 @@ def _null_checks(the_plan):
     return [
         i for i, p in enumerate(the_plan.checks)
         if not p.untestable and p.check.statistical and p.check.erratum is None
-        and not p.check.label.endswith("[corrected]") and p.check.test != "interval"
+        and not p.check.label.endswith("[corrected]") and p.check.null_by_construction
     ]
 
 
@@ -120,7 +122,6 @@ def calibrate(*, seeds=200, n_factor=0.02, seed=DEFAULT_SEED, mutants=None, work
 
 
 _STATE = None
-_SHIFT_TESTS = ("mean", "variance", "ratio", "two_sample")
 
 
 def _one_seed(root):
@@ -129,7 +130,7 @@ def _one_seed(root):
     results = simulate(the_plan, seed=root, workers=1, scheduler=scheduler)
     cache = {}
     table = evaluate(the_plan, results, cache=cache)
-    shiftable = table["test"].isin(_SHIFT_TESTS).to_numpy()
+    shiftable = np.array([p.check.power_from_shift for p in the_plan.checks])
     true_shift = (table["estimate"] - table["expected"]).to_numpy(dtype=float)
     caught = np.zeros(len(mutants), dtype=bool)
     exact_fail = np.zeros(len(mutants), dtype=bool)
@@ -145,7 +146,8 @@ def _one_seed(root):
         bad = failing(mt, the_plan.per_test)
         caught[j] = len(bad) > 0
         # Deterministic catches: an exact check, an identity violated on the rows, or an ERROR (NaN).
-        exact_fail[j] = bool((bad["test"].isin(["exact", "identity"]) | (bad["verdict"] == "ERROR")).any())
+        decided = ~bad["test"].map(lambda t: KINDS[t].statistical).astype(bool)
+        exact_fail[j] = bool((decided | (bad["verdict"] == ERROR)).any())
         # What the mutant moves: its estimate-minus-expected beyond the true formulas' own.
         rows = np.array([index[p.claim.id, p.check.label] for p in affected], dtype=int)
         d = (mt["estimate"] - mt["expected"]).to_numpy(dtype=float) - true_shift[rows]

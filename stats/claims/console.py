@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from .verdicts import ERRATUM_CONFIRMED, ERRATUM_STALE, ERROR, REJECTED, UNTESTABLE
+
 # pandas is imported where it is used: ``import stats`` stays at numpy and scipy.special
 # (see stats/models/__init__.py).
 
@@ -43,9 +45,9 @@ def table_text(rows):
 
 def print_report(table, *, out=sys.stdout, full=False):
     """Rejections and errors first, then errata and untestable checks; every row with ``full``."""
-    bad = table[table["verdict"].isin(["REJECTED", "ERROR", "erratum stale"])]
+    bad = table[table["verdict"].isin([REJECTED, ERROR, ERRATUM_STALE])]
     if full:
-        main = table[~table["verdict"].isin(["untestable", "erratum confirmed", "erratum stale"])]
+        main = table[~table["verdict"].isin([UNTESTABLE, ERRATUM_CONFIRMED, ERRATUM_STALE])]
         print(table_text(main), file=out)
     else:
         per_claim = table.groupby("claim", sort=False)["verdict"].agg(lambda v: ", ".join(f"{k} {n}" for k, n in v.value_counts().items()))
@@ -55,13 +57,13 @@ def print_report(table, *, out=sys.stdout, full=False):
         print(table_text(bad), file=out)
         for _, r in bad.iterrows():
             print(f"  {r['claim']} [{r['check']}]: {r['note']}", file=out)
-    errata = table[table["verdict"].str.startswith("erratum")]
+    errata = table[table["verdict"].isin([ERRATUM_CONFIRMED, ERRATUM_STALE])]
     if len(errata):
         print("\nErrata of the text (refuted statements, recorded; their corrected values are tested too):", file=out)
         print(table_text(errata), file=out)
         for _, r in errata.iterrows():
             print(f"  {r['claim']} [{r['check']}]: {r['note']}", file=out)
-    untestable = table[table["verdict"] == "untestable"]
+    untestable = table[table["verdict"] == UNTESTABLE]
     if len(untestable):
         print("\nUntestable here (no calibrated test exists, or a dependency is missing):", file=out)
         for _, r in untestable.iterrows():

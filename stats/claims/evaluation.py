@@ -18,7 +18,7 @@ from ..inference.significance import UntestableError, holm_adjust
 from ..inference.tails import TAIL_FRACTION, conservative_pvalue, tail_error
 from .checks import KINDS, EvaluationContext, SimulationError
 from .defaults import FALSE_PASS, FAMILY_ALPHA
-from .verdicts import ERROR, ERRATUM_CONFIRMED, OK_VERDICTS, REJECTED, UNTESTABLE, verdict
+from .verdicts import ERRATUM_CONFIRMED, ERRATUM_STALE, ERROR, OK_VERDICTS, REJECTED, UNTESTABLE, verdict
 
 __all__ = ["COLUMNS", "evaluate", "failing", "passed"]
 
@@ -145,7 +145,7 @@ def failing(table, per_test):
     checks, and statistical checks whose own p-value is below the full family's Bonferroni
     level (stricter than Holm on the subset, so a partial run never catches more easily)."""
     statistical = table["test"].map(lambda t: KINDS[t].statistical).astype(bool)
-    hard = table["verdict"].isin([ERROR, "erratum stale"])
+    hard = table["verdict"].isin([ERROR, ERRATUM_STALE])
     refuted_det = ~statistical & table["verdict"].isin([REJECTED])
     refuted_stat = statistical & (table["p_value"] < per_test) & ~table["verdict"].isin([ERRATUM_CONFIRMED, UNTESTABLE])
     return table[hard | refuted_det | refuted_stat]

@@ -1,7 +1,7 @@
 """The engine: seeded block streams, mergeable block summaries, and the executors that
 run simulations in this process, on a process pool or on a Dask cluster."""
 
-from .executors import Job, SimFailure, default_workers, local_dask_cluster, run_simulation, run_simulations
+from .executors import Job, SimFailure, default_workers, local_dask_cluster, pool_context, run_simulation, run_simulations
 from .malloc import MALLOC_ENVIRON, tune_malloc
 from .simulation import SimResult, Simulation
 from .streams import BIT_GENERATOR, BLOCK_ROWS, as_seed_sequence, block_generator, simulation_seed, stream_key
@@ -21,6 +21,7 @@ __all__ = [
     "default_workers",
     "local_dask_cluster",
     "merge_row_summaries",
+    "pool_context",
     "run_simulation",
     "run_simulations",
     "simulation_seed",

@@ -29,7 +29,7 @@ from .simulation import SimResult, block_count, block_rows_of
 from .streams import simulation_seed
 from .summaries import _summarize_rows, merge_row_summaries
 
-__all__ = ["Job", "SimFailure", "TASK_NUMBERS", "default_workers", "local_dask_cluster", "run_simulation", "run_simulations"]
+__all__ = ["Job", "SimFailure", "TASK_NUMBERS", "default_workers", "local_dask_cluster", "pool_context", "run_simulation", "run_simulations"]
 
 TASK_NUMBERS = 1 << 24  # random numbers per task: about 0.1-0.4 s of work
 DEFAULT_CHUNK_SIZE = 1 << 20  # random numbers held at once inside a block (8 MiB of float64)
@@ -165,7 +165,7 @@ def _progress(total, progress, desc):
     return tqdm(total=total, unit="draw", unit_scale=True, disable=None if progress else True, desc=desc, leave=False)
 
 
-def _pool_context():
+def pool_context():
     """``fork`` where available (workers start in milliseconds and need no ``__main__`` guard
     in a user's script); ``spawn`` elsewhere.  With ``fork`` the executor creates every worker
     at the first submit, before it starts its own thread, so the only rule is the one
@@ -188,7 +188,7 @@ def _execute_local(tasks, workers, bar, after_submit=None):
     malloc_choice()  # a bad SDPA_MALLOC is a ValueError here, not a broken pool
     # The workers are this engine's own processes: their malloc is set for block
     # simulations (a no-op when they were forked from a process that set it already).
-    with ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context(), initializer=tune_malloc) as pool:
+    with ProcessPoolExecutor(max_workers=workers, mp_context=pool_context(), initializer=tune_malloc) as pool:
         futures = {}
         try:
             for t in sorted(tasks, key=lambda t: -t.cost):  # largest first: the pool drains evenly
@@ -301,7 +301,7 @@ def _loopback_cluster_options(n_workers):
 
 
 @contextlib.contextmanager
-def local_dask_cluster(*, n_workers=2):
+def local_dask_cluster(*, n_workers=2, worker_malloc="suite"):
     r"""A ``distributed.LocalCluster`` on loopback, set up as this suite wants its workers.
 
     ``n_workers`` single-threaded worker processes, quiet logs, every port on loopback (the
@@ -310,8 +310,12 @@ def local_dask_cluster(*, n_workers=2):
     ``MALLOC_TRIM_THRESHOLD_=65536`` costs these simulations 1.5x).  The environment of
     this process is left as it was found.  Yields the cluster; pass
     ``cluster.scheduler_address`` as ``scheduler=`` (or to ``verify --scheduler``).
+    ``worker_malloc="dask"`` leaves the workers Dask's default environment instead (to
+    measure or test what it costs).
     """
     n_workers = check_integer(n_workers, "n_workers", minimum=1)
+    if worker_malloc not in ("suite", "dask"):
+        raise ValueError(f"worker_malloc must be 'suite' or 'dask'; got {worker_malloc!r}")
     try:
         import dask
         from distributed import LocalCluster
@@ -319,12 +323,13 @@ def local_dask_cluster(*, n_workers=2):
         raise RuntimeError("a Dask cluster needs the 'dask' extra: pip install -e '.[dask]'") from exc
     # The nannies read their configuration when they are built: the setting is scoped to
     # that, so clusters the caller builds meanwhile keep Dask's defaults.
-    settings = {f"distributed.nanny.pre-spawn-environ.{k}": v for k, v in MALLOC_ENVIRON.items()}
+    ours = worker_malloc == "suite"
+    settings = {f"distributed.nanny.pre-spawn-environ.{k}": v for k, v in MALLOC_ENVIRON.items()} if ours else {}
     written = {*dask.config.get("distributed.nanny.pre-spawn-environ"), *MALLOC_ENVIRON, "PYTHONHASHSEED", "__DASK_PARENT_PID"}
     before = {k: os.environ.get(k) for k in written}
     try:
         with _preserved_environ(), dask.config.set(settings):
-            for k in MALLOC_ENVIRON:
+            for k in MALLOC_ENVIRON if ours else ():
                 os.environ.pop(k, None)  # an inherited setting would win over the config
             cluster = LocalCluster(**_loopback_cluster_options(n_workers))
         try:

@@ -84,6 +84,9 @@ def merge_power_sums(a, b):
     entries may be floats or arrays.  The one implementation of the merge: the engine's
     row summaries and :func:`merge_moments` both call it.
     """
+    for name, x in (("a", a), ("b", b)):
+        if not isinstance(x, (tuple, list)) or len(x) != 5:
+            raise TypeError(f"{name} must be a tuple (n, mean, M2, M3, M4); got {type(x).__name__}")
     na, mean_a, m2a, m3a, m4a = a
     nb, mean_b, m2b, m3b, m4b = b
     n = na + nb
@@ -129,13 +132,15 @@ def delta_method(f, means, ses, *, step_floor=None):
     """
     if not callable(f):
         raise TypeError(f"f must be callable; got {type(f).__name__}")
-    mu = np.asarray(means, dtype=np.float64)
+    mu = check_finite(as_real_array(means, "means", dtype=np.float64), "means")
     if mu.ndim != 1 or mu.size == 0:
         raise ValueError(f"means must be a non-empty one-dimensional sequence; got shape {mu.shape}")
-    ses = np.asarray(ses, dtype=np.float64)
-    if ses.shape != mu.shape:
-        raise ValueError(f"ses must have the shape of means, {mu.shape}; got {ses.shape}")
-    floor = ses if step_floor is None else np.asarray(step_floor, dtype=np.float64)
+    ses = check_finite(as_real_array(ses, "ses", dtype=np.float64), "ses")
+    if ses.shape != mu.shape or np.any(ses < 0):
+        raise ValueError(f"ses must be standard errors (>= 0) in the shape of means, {mu.shape}; got {ses}")
+    floor = ses if step_floor is None else check_finite(as_real_array(step_floor, "step_floor", dtype=np.float64), "step_floor")
+    if floor.shape != mu.shape:
+        raise ValueError(f"step_floor must have the shape of means, {mu.shape}; got {floor.shape}")
     grad = np.empty(mu.size)
     for i in range(mu.size):
         h = 1e-6 * max(abs(mu[i]), floor[i], 1e-300)
@@ -143,7 +148,10 @@ def delta_method(f, means, ses, *, step_floor=None):
         up[i] += h
         down[i] -= h
         grad[i] = (f(up) - f(down)) / (2 * h)
-    return float(f(mu)), float(np.sqrt(np.sum((grad * ses) ** 2)))
+    value, se = float(f(mu)), float(np.sqrt(np.sum((grad * ses) ** 2)))
+    if not (np.isfinite(value) and np.isfinite(se)):
+        raise ValueError(f"f is not finite and differentiable at means={mu}: value {value}, standard error {se}")
+    return value, se
 
 
 def _summary(samples):

@@ -234,6 +234,9 @@ def interval_test(estimate, mcse, lo, hi, *, alpha):
             raise ValueError(f"{name} must be a finite real number; got {v!r}")
     if not mcse >= 0:
         raise ValueError(f"mcse must be >= 0; got {mcse}")
+    for name, v in (("lo", lo), ("hi", hi)):
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or math.isnan(v):
+            raise ValueError(f"{name} must be a real number (inf allowed); got {v!r}")
     if not lo <= hi:
         raise ValueError(f"the interval [lo, hi) must have lo <= hi; got [{lo}, {hi})")
     dist = max(lo - estimate, estimate - hi, 0.0)
@@ -393,8 +396,8 @@ def holm_adjust(pvalues, *, family_size=None):
         raise ValueError("pvalues must be probabilities in [0, 1] (no NaN)")
     k = p.size
     if family_size is not None:
-        if isinstance(family_size, bool) or not isinstance(family_size, (int, np.integer)) or family_size < k:
-            raise ValueError(f"family_size must be an integer >= the number of p-values ({k}); got {family_size!r}")
+        if isinstance(family_size, bool) or not isinstance(family_size, (int, np.integer)) or not k <= family_size <= 1 << 31:
+            raise ValueError(f"family_size must be an integer from the number of p-values ({k}) to 2^31; got {family_size!r}")
         p = np.concatenate([p, np.ones(int(family_size) - k)])
     m = p.size
     order = np.argsort(p, kind="stable")

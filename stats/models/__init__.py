@@ -24,7 +24,9 @@ from .sampling import (
 from .saturation import (
     SaturationSim,
     SmallScoreSim,
+    check_scaling,
     exact_saturation_scores,
+    resolve_saturation_method,
     row_trace,
     saturation_row_statistics,
     winner_bound,

@@ -137,13 +137,18 @@ def saturation_row_statistics(s, formulas=None):
     }
 
 
-def _check_scaling(scaling):
+def check_scaling(scaling):
+    """``scaling`` if it is one of :data:`SCALINGS` (``"none"``, ``"sqrt"``), else a ValueError naming it."""
     if scaling not in SCALINGS:
         raise ValueError(f"scaling must be one of {SCALINGS}; got {scaling!r}")
     return scaling
 
 
-def _resolve_method(method, law):
+def resolve_saturation_method(method, law):
+    """The sampler ``method`` stands for with entries ``law``: ``"auto"`` is the exact chi-square
+    shortcut for Gaussian entries and the direct recipe otherwise; a ValueError names a bad one."""
+    if not isinstance(law, EntryLaw):
+        raise TypeError(f"law must be an EntryLaw (stats.entry_law(name)); got {type(law).__name__}")
     if method not in SATURATION_METHODS:
         raise ValueError(f"method must be one of {SATURATION_METHODS}; got {method!r}")
     if method == "auto":
@@ -169,11 +174,11 @@ class SaturationSim(Simulation):
     def __post_init__(self):
         check_d_k(self.d_k)
         check_integer(self.n_keys, "n_keys", minimum=2, what="an integer >= 2")
-        _check_scaling(self.scaling)
+        check_scaling(self.scaling)
         object.__setattr__(self, "entries", entry_law(self.entries))
         if self.method == "auto":
             raise ValueError("a SaturationSim needs a concrete method: 'direct' or 'exact'")
-        _resolve_method(self.method, self.entries)
+        resolve_saturation_method(self.method, self.entries)
 
     @property
     def key(self):

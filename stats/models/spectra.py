@@ -46,7 +46,7 @@ import numpy as np
 from .._validation import check_d_k, check_integer
 from ..engine.simulation import Simulation
 from ..engine.streams import block_generator, stream_key
-from .saturation import _check_scaling
+from .saturation import check_scaling
 from .scores import score_scale
 
 __all__ = ["JACOBIAN_IDENTITIES", "SpectrumSim", "jacobian_spectrum_statistics"]
@@ -139,7 +139,7 @@ class SpectrumSim(Simulation):
     def __post_init__(self):
         check_d_k(self.d_k)
         check_integer(self.n_keys, "n_keys", minimum=2, what="an integer >= 2")
-        _check_scaling(self.scaling)
+        check_scaling(self.scaling)
 
     @property
     def key(self):

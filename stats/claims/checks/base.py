@@ -3,7 +3,7 @@ r"""What every kind of check shares: the base class, the typed design sd, and th
 A kind of check is one subclass of :class:`Check` (see :mod:`stats.claims.checks`, which
 registers them).  It owns three things and nothing else does:
 
-* **validation** (``__post_init__``): what its fields must be;
+* **validation** (:meth:`Check.validate`, run on construction): what its fields must be;
 * **design** (:meth:`Check.power_design`): the rows per simulation that give its test the
   stated power at the per-test level -- paired with its test, as
   :func:`~stats.inference.significance.required_sample_size` is paired with
@@ -13,8 +13,10 @@ registers them).  It owns three things and nothing else does:
 
 Class attributes say how the orchestration treats it: ``kind`` (the ``test`` column of
 ``claims.csv``), ``statistical`` (a member of the Holm family), ``tail_test`` (which
-Edgeworth expansion bounds its normal approximation, if any) and ``keeps_rows`` (whether
-it needs the rows themselves, not just their summary).
+Edgeworth expansion bounds its normal approximation, if any), ``keeps_rows`` (whether
+it needs the rows themselves, not just their summary), ``draws`` (whether it reads a
+simulation at all), and for the calibration ``null_by_construction`` and
+``power_from_shift``.  ``docs/adding-a-check.md`` walks through adding one.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import functools
 import importlib.util
 import math
 from dataclasses import KW_ONLY, dataclass, replace
-from typing import Any, Callable, ClassVar
+from typing import Any, Callable, ClassVar, NamedTuple
 
 from ...engine.executors import SimFailure
 from ...inference.estimators import scale_moments
@@ -166,14 +168,13 @@ class EvaluationContext:
         return scale_moments(s, measure.factor) if measure.factor != 1.0 else s
 
 
-class Outcome(tuple):
-    """``(numbers, state, notes)``: the row's numeric columns, one of ``tested`` (a p-value for
-    the family), ``holds``, ``refuted`` or ``error``, and the check's own notes."""
+class Outcome(NamedTuple):
+    """A check's evaluation: the row's numeric columns, its state -- ``tested`` (a p-value for
+    the family), ``holds``, ``refuted`` or ``error`` -- and the check's own notes."""
 
-    __slots__ = ()
-
-    def __new__(cls, numbers, state, notes):
-        return super().__new__(cls, (numbers, state, notes))
+    numbers: dict
+    state: str
+    notes: list
 
 
 def finite(x):
@@ -228,6 +229,11 @@ class Check:
     tail_test: ClassVar[str | None] = None
     keeps_rows: ClassVar[bool] = False
     draws: ClassVar[bool] = True
+    #: For ``make calibrate``: whether a statistical check's null hypothesis is true by
+    #: construction (its p-values must then be uniform), and whether its estimate minus
+    #: expected value, in MCSE units, gives a mutant's declared power.
+    null_by_construction: ClassVar[bool] = False
+    power_from_shift: ClassVar[bool] = False
 
     def __post_init__(self):
         if type(self) is Check:

@@ -36,6 +36,10 @@ class IntervalCheck(SizedCheck):
     sd: object = PilotSD()
 
     kind: ClassVar[str] = "interval"
+    # Its null is the text's interval, not an exact value: no uniform p-values to expect,
+    # and no mean shift to declare a mutant's power from.
+    null_by_construction: ClassVar[bool] = False
+    power_from_shift: ClassVar[bool] = False
 
     def validate(self):
         if not isinstance(self.stated, Stated):

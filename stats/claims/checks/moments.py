@@ -39,6 +39,8 @@ class SizedCheck(Check):
     tail_index: float = math.inf
 
     statistical: ClassVar[bool] = True
+    null_by_construction: ClassVar[bool] = True
+    power_from_shift: ClassVar[bool] = True
     tail_test: ClassVar[str | None] = "mean"
     min_tail_index: ClassVar[float] = MEAN_TEST_MIN_TAIL_INDEX
 
