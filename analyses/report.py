@@ -61,7 +61,7 @@ def build_numbers(out):
         entries[check.macro] = dict(
             value=value,
             error=None if pd.isna(row["mcse"]) else float(row["mcse"]),
-            error_kind="quadrature/arithmetic bound" if row["test"] == "exact" else "MCSE",
+            error_kind="MCSE" if check.draws else "quadrature/arithmetic bound",
             rounded=shown,
             text_says=check.stated.text,
             verdict=row["verdict"],

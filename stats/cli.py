@@ -70,6 +70,8 @@ def seed(text):
 
 def writable_dir(path, parser):
     """``path`` as a directory this process can write into (created if missing), or a usage error."""
+    if not str(path).strip():
+        parser.error("--out is empty; give a folder (e.g. reports)")
     p = Path(path)
     if p.exists() and not p.is_dir():
         parser.error(f"--out {path!r} is a file, not a folder")
@@ -78,4 +80,8 @@ def writable_dir(path, parser):
         probe = probe.parent
     if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
         parser.error(f"--out {path!r} cannot be written ({probe} is not a writable folder)")
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        parser.error(f"--out {path!r} cannot be created ({exc.strerror or exc})")
     return p

@@ -54,12 +54,12 @@ def _score_tail(sim):
 def mean(label, measure, expected, *, uses, target=0.01, relative=True, sd=None, tail_index=None, **kw):
     """The mean of ``measure`` equals ``expected(F)``; ``sd``: 'pilot', a closed form (callable) or a bound."""
     return MeanCheck(label, measure=measure, expected=expected, uses=uses, target=target, relative=relative, sd=sd,
-                     tail_index=_score_tail(measure.sim) if tail_index is None else tail_index, **kw)
+                     tail_index=_score_tail(getattr(measure, 'sim', None)) if tail_index is None else tail_index, **kw)
 
 
 def variance(label, measure, expected, *, uses, target=0.02, sd=None, tail_index=None, **kw):
     """The variance of ``measure`` equals ``expected(F)``; the design sd defaults to the score's kurtosis."""
-    sim = measure.sim
+    sim = getattr(measure, "sim", None)
     return VarianceCheck(label, measure=measure, expected=expected, uses=uses, target=target,
                          sd=sd if sd is not None else (lambda sim=sim: score_kurtosis_sd(sim)),
                          tail_index=_score_tail(sim) if tail_index is None else tail_index, **kw)
@@ -67,7 +67,7 @@ def variance(label, measure, expected, *, uses, target=0.02, sd=None, tail_index
 
 def ratio(label, denominator, numerator, expected, *, uses, target=0.02, **kw):
     """Var(numerator) / Var(denominator) equals ``expected(F)``."""
-    a, b = denominator.sim, numerator.sim
+    a, b = getattr(denominator, "sim", None), getattr(numerator, "sim", None)
     return RatioCheck(label, measure=denominator, measure_b=numerator, expected=expected, uses=uses, target=target,
                       sd=lambda a=a, b=b: math.hypot(score_kurtosis_sd(a), score_kurtosis_sd(b)),
                       tail_index=min(_score_tail(a), _score_tail(b)), **kw)
@@ -76,7 +76,7 @@ def ratio(label, denominator, numerator, expected, *, uses, target=0.02, **kw):
 def two_sample(label, measure, measure_b, *, target=0.01, relative=True, sd="pilot", tail_index=None, **kw):
     """Equal means of the same statistic under two simulations (a shortcut vs the direct recipe)."""
     return TwoSampleCheck(label, measure=measure, measure_b=measure_b, target=target, relative=relative, sd=sd,
-                          tail_index=min(_score_tail(measure.sim), _score_tail(measure_b.sim)) if tail_index is None else tail_index,
+                          tail_index=min(_score_tail(getattr(measure, 'sim', None)), _score_tail(getattr(measure_b, 'sim', None))) if tail_index is None else tail_index,
                           **kw)
 
 

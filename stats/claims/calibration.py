@@ -36,7 +36,7 @@ import numpy as np
 
 # pandas and scipy.stats are imported where they are used (see stats/models/__init__.py).
 from ..inference.significance import holm_adjust
-from .checks import KINDS
+from .checks import CORRECTION_SUFFIX
 from .defaults import DEFAULT_SEED
 from .drawing import simulate
 from .evaluation import evaluate, failing
@@ -62,7 +62,7 @@ def _null_checks(the_plan):
     return [
         i for i, p in enumerate(the_plan.checks)
         if not p.untestable and p.check.statistical and p.check.erratum is None
-        and not p.check.label.endswith("[corrected]") and p.check.null_by_construction
+        and not p.check.label.endswith(CORRECTION_SUFFIX) and p.check.null_by_construction
     ]
 
 
@@ -142,12 +142,13 @@ def _one_seed(root):
         if touched:
             mutated.update(simulate(the_plan, seed=root, formulas=m.formulas, workers=1, scheduler=scheduler, only=touched))
         affected = affected_checks(the_plan, m.formulas, touched)
-        mt = evaluate(the_plan.part(affected), mutated, formulas=m.formulas, cache=cache)
-        bad = failing(mt, the_plan.per_test)
+        part = the_plan.part(affected)
+        mt = evaluate(part, mutated, formulas=m.formulas, cache=cache)
+        bad = failing(mt, part)
         caught[j] = len(bad) > 0
         # Deterministic catches: an exact check, an identity violated on the rows, or an ERROR (NaN).
-        decided = ~bad["test"].map(lambda t: KINDS[t].statistical).astype(bool)
-        exact_fail[j] = bool((decided | (bad["verdict"] == ERROR)).any())
+        decided = np.array([not p.check.statistical for p in part.checks])[bad.index.to_numpy()]
+        exact_fail[j] = bool((decided | (bad["verdict"] == ERROR).to_numpy()).any())
         # What the mutant moves: its estimate-minus-expected beyond the true formulas' own.
         rows = np.array([index[p.claim.id, p.check.label] for p in affected], dtype=int)
         d = (mt["estimate"] - mt["expected"]).to_numpy(dtype=float) - true_shift[rows]

@@ -10,7 +10,7 @@ from ..engine.executors import run_simulations
 from ..formulas import FORMULAS
 from .defaults import CHUNK_NUMBERS, DEFAULT_SEED
 
-__all__ = ["simulate", "warm_values"]
+__all__ = ["Warming", "simulate", "warm_values"]
 
 #: Formulas whose values are exact integrals or asymptotic constants: slow the first time, cached after.
 SLOW_FORMULAS = frozenset({"saturation_exact", "saturation_asymptotics"})
@@ -35,6 +35,28 @@ def warm_values(checks, formulas):
             pass
 
 
+class Warming:
+    """``with Warming(checks, formulas) as w: ...`` -- ``w.start()`` runs :func:`warm_values` in
+    a thread (called by an executor once its workers exist: never before a fork); the block
+    waits for it on exit."""
+
+    def __init__(self, checks, formulas):
+        self.checks, self.formulas, self.threads = checks, formulas, []
+
+    def start(self):
+        t = threading.Thread(target=warm_values, args=(self.checks, self.formulas), daemon=True)
+        t.start()
+        self.threads.append(t)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        for t in self.threads:
+            t.join()
+        return False
+
+
 def simulate(the_plan, *, seed=DEFAULT_SEED, formulas=FORMULAS, workers=1, scheduler=None, progress=False, only=None):
     """Draw every simulation the plan needs: ``{key: SimResult or SimFailure}``.
 
@@ -43,21 +65,9 @@ def simulate(the_plan, *, seed=DEFAULT_SEED, formulas=FORMULAS, workers=1, sched
     values that the evaluation will need (they are cached).
     """
     jobs = [j for k, j in the_plan.jobs.items() if only is None or k in only]
-    warm = []
-
-    def start_warming():
-        # Called by the executor once its workers exist (never before a fork).
-        checks = [p.check for p in the_plan.checks if not p.untestable]
-        t = threading.Thread(target=warm_values, args=(checks, formulas), daemon=True)
-        t.start()
-        warm.append(t)
-
     parallel = (workers > 1 or scheduler is not None) and only is None
-    try:
+    with Warming([p.check for p in the_plan.checks if not p.untestable], formulas) as warm:
         return run_simulations(
             jobs, seed=seed, formulas=formulas, workers=workers, scheduler=scheduler, progress=progress, record_errors=True,
-            after_submit=start_warming if parallel else None, chunk_size=CHUNK_NUMBERS,
+            after_submit=warm.start if parallel else None, chunk_size=CHUNK_NUMBERS,
         )
-    finally:
-        for t in warm:
-            t.join()

@@ -16,7 +16,7 @@ from scipy import special
 from ..formulas import FORMULAS
 from ..inference.significance import UntestableError, holm_adjust
 from ..inference.tails import TAIL_FRACTION, conservative_pvalue, tail_error
-from .checks import KINDS, EvaluationContext, SimulationError
+from .checks import EvaluationContext, SimulationError
 from .defaults import FALSE_PASS, FAMILY_ALPHA
 from .verdicts import ERRATUM_CONFIRMED, ERRATUM_STALE, ERROR, OK_VERDICTS, REJECTED, UNTESTABLE, verdict
 
@@ -114,10 +114,11 @@ def evaluate(the_plan, results, *, formulas=FORMULAS, alpha=FAMILY_ALPHA, beta=F
         rows.append(row)
         states.append(state)
     tested = [i for i, s in enumerate(states) if s == "tested"]
-    # A family member that cannot run here (an optional part missing) counts as p = 1.
-    absent = sum(1 for p in the_plan.checks if p.untestable_here and p.check.statistical)
+    # Holm over the registry's family: a member without a p-value in this table (not selected,
+    # missing an optional part here, or erring) counts as p = 1.  Holm's adjusted p-values
+    # rise with each input, so this is never below what the whole family's p-values give.
     if tested:
-        adjusted = holm_adjust([rows[i]["p_value"] for i in tested], family_size=len(tested) + absent)
+        adjusted = holm_adjust([rows[i]["p_value"] for i in tested], family_size=max(the_plan.family_size, len(tested)))
         for i, adj in zip(tested, adjusted):
             rows[i]["p_holm"] = float(adj)
             states[i] = "refuted" if adj < alpha else "holds"
@@ -129,9 +130,8 @@ def evaluate(the_plan, results, *, formulas=FORMULAS, alpha=FAMILY_ALPHA, beta=F
             continue
         e = p.check.erratum
         row["verdict"] = verdict(state == "refuted", erratum=e is not None)
-        if e is not None:
-            stated = getattr(p.check, "stated", None)
-            row["note"] = f"text: {stated.text if stated else '?'}; corrected: {e.corrected.text}; {row['note']}"
+        if e is not None:  # a check with an erratum tests a stated interval (Check.validate)
+            row["note"] = f"text: {p.check.stated.text}; corrected: {e.corrected.text}; {row['note']}"
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
@@ -140,11 +140,15 @@ def passed(table):
     return bool(table["verdict"].isin(OK_VERDICTS).all())
 
 
-def failing(table, per_test):
-    """Rows that fail on a partial evaluation: errors, stale errata, refuted identities and exact
-    checks, and statistical checks whose own p-value is below the full family's Bonferroni
-    level (stricter than Holm on the subset, so a partial run never catches more easily)."""
-    statistical = table["test"].map(lambda t: KINDS[t].statistical).astype(bool)
+def failing(table, the_plan):
+    """Rows of ``evaluate(the_plan, ...)`` that fail on a partial evaluation: errors, stale
+    errata, refuted identities and exact checks, and statistical checks whose own p-value is
+    below the family's Bonferroni level (stricter than Holm, so a partial run never catches
+    more easily)."""
+    import pandas as pd
+
+    per_test = the_plan.per_test
+    statistical = pd.Series([p.check.statistical for p in the_plan.checks], index=table.index, dtype=bool)
     hard = table["verdict"].isin([ERROR, ERRATUM_STALE])
     refuted_det = ~statistical & table["verdict"].isin([REJECTED])
     refuted_stat = statistical & (table["p_value"] < per_test) & ~table["verdict"].isin([ERRATUM_CONFIRMED, UNTESTABLE])

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 __all__ = ["Erratum", "Measure", "Stated"]
@@ -21,8 +21,13 @@ class Measure:
     factor: float = 1.0
 
     def __post_init__(self):
+        if not (hasattr(self.sim, "statistics") and hasattr(self.sim, "key")):
+            raise TypeError(f"sim must be a simulation (a stats.Simulation); got {type(self.sim).__name__}")
         if self.statistic not in self.sim.statistics:
             raise ValueError(f"{self.sim.key} yields {self.sim.statistics}, not {self.statistic!r}")
+        f = self.factor
+        if isinstance(f, bool) or not isinstance(f, (int, float)) or not math.isfinite(f) or f == 0:
+            raise ValueError(f"factor must be a finite non-zero number; got {f!r}")
 
 
 @dataclass(frozen=True)
@@ -41,8 +46,15 @@ class Stated:
 
     @classmethod
     def parse(cls, text, *, unit=None):
+        if not isinstance(text, str):
+            raise TypeError(f"text must be the number as the text writes it, a string; got {text!r}")
         clean = text.replace(",", "").replace("about ", "").strip()
-        v = Decimal(clean)
+        try:
+            v = Decimal(clean)
+        except InvalidOperation:
+            raise ValueError(f"text must be a number as the text writes it (e.g. '0.35', '163,000'); got {text!r}") from None
+        if not v.is_finite():
+            raise ValueError(f"text must be a finite number; got {text!r}")
         step = Decimal(unit) if unit is not None else Decimal(1).scaleb(v.as_tuple().exponent)
         return cls(text, float(v), float(v - step / 2), float(v + step / 2))
 
@@ -57,6 +69,9 @@ class Stated:
 
     @classmethod
     def between(cls, text, lo, hi):
+        """An interval ``lo <= value < hi`` with no single stated value."""
+        if not lo < hi:
+            raise ValueError(f"between needs lo < hi; got lo={lo!r}, hi={hi!r}")
         return cls(text, float("nan"), lo, hi)
 
     def contains(self, x):

@@ -54,8 +54,9 @@ def evaluate_mutants(the_plan, results, mutants, *, seed=DEFAULT_SEED, workers=1
                                         progress=progress, only=set(tier)))
                 done |= set(tier)
             ready = [p for p in the_plan.checks if all(ms.sim.key not in touched or ms.sim.key in done for ms in p.check.measures)]
-            table = evaluate(the_plan.part(ready), mutated, formulas=m.formulas, cache=cache)
-            bad = failing(table, the_plan.per_test)
+            part = the_plan.part(ready)
+            table = evaluate(part, mutated, formulas=m.formulas, cache=cache)
+            bad = failing(table, part)
             if len(bad):
                 break
         rows.append(

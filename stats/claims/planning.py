@@ -17,7 +17,6 @@ the checks it selects, and their numbers equal the full run's.
 from __future__ import annotations
 
 import math
-import threading
 from dataclasses import dataclass, field
 
 from ..engine.executors import Job
@@ -25,7 +24,7 @@ from ..formulas import FORMULAS
 from .checks import DesignContext
 from .defaults import DEFAULT_SEED, FALSE_PASS, FAMILY_ALPHA, MIN_ROWS
 from .design import TailUntestable, design_check
-from .drawing import warm_values
+from .drawing import Warming
 from .pilots import Pilots
 
 __all__ = ["Plan", "PlannedCheck", "all_checks", "plan", "select_claims"]
@@ -134,22 +133,11 @@ def plan(claims=None, *, select=None, seed=DEFAULT_SEED, n_factor=1.0, alpha=FAM
         and (runnable[i] or not ch.pilot_measures())
     ]
     pilots = Pilots(seed=seed, formulas=FORMULAS, n_factor=n_factor, workers=workers)
-    warm = []
-
-    def start_warming():
-        # The pilots run in worker processes; meanwhile this process computes the exact values
-        # the design and evaluation will ask for (cached).  Called once the workers exist.
-        chosen_checks = [everything[i][1] for i in relevant if everything[i][0].id in chosen_ids]
-        t = threading.Thread(target=warm_values, args=(chosen_checks, FORMULAS), daemon=True)
-        t.start()
-        warm.append(t)
-
-    try:
+    # The pilots run in worker processes; meanwhile this process computes the exact values
+    # the design and evaluation will ask for (cached).
+    with Warming([everything[i][1] for i in relevant if everything[i][0].id in chosen_ids], FORMULAS) as warm:
         pilots.run([ms.sim for i in relevant if runnable[i] for ms in everything[i][1].pilot_measures()],
-                   after_submit=start_warming if workers > 1 else None)
-    finally:
-        for t in warm:
-            t.join()
+                   after_submit=warm.start if workers > 1 else None)
     ctx = DesignContext(FORMULAS, beta, pilots.of)
     designs, tail_reasons = {}, {}
     sizes, keeps, sims = {}, {}, {}
@@ -160,6 +148,9 @@ def plan(claims=None, *, select=None, seed=DEFAULT_SEED, n_factor=1.0, alpha=FAM
         except TailUntestable as exc:
             tail_reasons[i] = str(exc)
             continue
+        except (ValueError, TypeError, ArithmeticError) as exc:
+            # A statement that cannot be designed is a mistake in the registry: stop, and say where.
+            raise ValueError(f"claim {everything[i][0].id!r}, check {ch.label!r}: its design failed: {exc}") from exc
         n = max(MIN_ROWS, math.ceil(d.n * n_factor)) if ch.draws else 0
         designs[i] = (n, d)
         for ms in ch.measures:

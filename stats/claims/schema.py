@@ -2,23 +2,11 @@ r"""The claims schema: each quantitative statement of section 4.3 as an executab
 
 A :class:`Claim` carries an id, the section heading it comes from, a paraphrase, the
 closed form it asserts, and its checks -- one per tested value.  A check is an instance of
-one kind (:data:`~stats.claims.checks.KINDS`, one class each, in :mod:`stats.claims.checks`):
-
-==============  =============================================================  ===========
-kind            what is decided                                                 family
-==============  =============================================================  ===========
-``mean``        one-sample t-test of a statistic's mean                         Holm
-``variance``    log-variance test (valid for non-Gaussian rows)                 Holm
-``ratio``       ratio of two simulations' variances                             Holm
-``distribution`` Kolmogorov-Smirnov against an exact law                        Holm
-``two_sample``  equality of two simulations' means (cross-checks of shortcuts)  Holm
-``interval``    a Monte Carlo estimate (or a function of several) lies in an    Holm
-                interval: a number stated at the text's precision, or an
-                inequality; the p-value is that of the closest point
-``identity``    no simulated row violates an identity (count = 0)               --
-``exact``       a deterministic value (an exact integral, a threshold, a        --
-                closed-form count) lies in an interval
-==============  =============================================================  ===========
+one kind, a class each in :mod:`stats.claims.checks` (registered in
+:data:`~stats.claims.checks.KINDS`, whose class docstrings say what each decides): the
+Monte Carlo tests of a mean, a variance, a ratio of variances, two means, an interval and
+a law, which are members of the Holm family, and the identity and exact checks, decided
+outright.
 
 A check names what it measures (a :class:`Measure`: a per-row statistic of a
 simulation), what it expects (a function of the :class:`~stats.formulas.Formulas` under

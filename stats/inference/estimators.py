@@ -89,6 +89,9 @@ def merge_power_sums(a, b):
             raise TypeError(f"{name} must be a tuple (n, mean, M2, M3, M4); got {type(x).__name__}")
     na, mean_a, m2a, m3a, m4a = a
     nb, mean_b, m2b, m3b, m4b = b
+    for name, n in (("a", na), ("b", nb)):
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise ValueError(f"{name}'s count n must be a positive integer; got {n!r}")
     n = na + nb
     delta = mean_b - mean_a
     d_n = delta / n

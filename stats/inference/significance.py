@@ -213,6 +213,10 @@ def two_sample_test(samples_a, samples_b, expected_difference=0.0, *, alpha, tai
     _check_tail(tail_index, MEAN_TEST_MIN_TAIL_INDEX, "two_sample_test", "the samples")
     ma, mb = float(a.mean), float(b.mean)
     va, vb = float(a.m2) / (a.n - 1), float(b.m2) / (b.n - 1)
+    if not (va > 0 or vb > 0):
+        raise ValueError("both samples are constant: Welch's test needs spread in at least one")
+    if not all(math.isfinite(x) for x in (ma, mb, va, vb)):
+        raise ValueError("samples summarize to NaN or inf (a non-finite draw): no test")
     w = sps.ttest_ind_from_stats(ma, math.sqrt(va), a.n, mb + expected_difference, math.sqrt(vb), b.n, equal_var=False)
     se = math.sqrt(va / a.n + vb / b.n)
     p = float(w.pvalue)
@@ -322,7 +326,10 @@ def detectable_shift(se, *, alpha, beta=1e-3):
     detects with power ``1 - beta``: :math:`(z_{1-\alpha/2} + z_{1-\beta})\,\mathrm{se}`."""
     if isinstance(se, bool) or not isinstance(se, (int, float, np.integer, np.floating)) or not se >= 0 or math.isinf(se):
         raise ValueError(f"se must be a finite number >= 0; got {se!r}")
-    return float(_z_sum(alpha, beta) * se)
+    shift = float(_z_sum(alpha, beta) * se)
+    if not math.isfinite(shift):
+        raise ValueError(f"se={se!r} at alpha={alpha!r} gives no finite shift")
+    return shift
 
 
 def required_sample_size(discrepancy, *, sd, alpha, beta=1e-3):

@@ -49,9 +49,18 @@ def dropout_weights(a, p, rng):
 def _torch_functional_dropout(a, p, seed_words):
     import torch
 
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(int(seed_words))
-        return torch.nn.functional.dropout(torch.as_tensor(a, dtype=torch.float64), p=p, training=True).numpy()
+    # One intra-op thread: a worker forked from a process whose PyTorch had started its OpenMP
+    # pool (the parent evaluates a PyTorch check between two runs) hangs in the first parallel
+    # region, as libgomp is not fork-safe; and processes, not threads, are the engine's unit of
+    # parallelism.  The draws are the same bytes with one thread or several (seeded generator).
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(int(seed_words))
+            return torch.nn.functional.dropout(torch.as_tensor(a, dtype=torch.float64), p=p, training=True).numpy()
+    finally:
+        torch.set_num_threads(threads)
 
 
 @dataclass(frozen=True)

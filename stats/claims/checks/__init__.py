@@ -7,6 +7,8 @@ through an example).
 """
 
 from .base import (
+    CORRECTION_SUFFIX,
+    FORMULA_FIELDS,
     REQUIREMENTS,
     BoundSD,
     Check,
@@ -42,6 +44,8 @@ KINDS = {
 }
 
 __all__ = [
+    "CORRECTION_SUFFIX",
+    "FORMULA_FIELDS",
     "IDENTITY_RATE",
     "KINDS",
     "REQUIREMENTS",

@@ -24,13 +24,17 @@ from __future__ import annotations
 import functools
 import importlib.util
 import math
-from dataclasses import KW_ONLY, dataclass, replace
+from dataclasses import KW_ONLY, dataclass, fields, replace
 from typing import Any, Callable, ClassVar, NamedTuple
 
 from ...engine.executors import SimFailure
+from ...formulas import Formulas
 from ...inference.estimators import scale_moments
+from ..measures import Erratum, Measure
 
 __all__ = [
+    "CORRECTION_SUFFIX",
+    "FORMULA_FIELDS",
     "BoundSD",
     "Check",
     "ClosedFormSD",
@@ -193,6 +197,12 @@ def _found(module):
     return importlib.util.find_spec(module) is not None
 
 
+#: The end of the label of an erratum's corrected check.
+CORRECTION_SUFFIX = " [corrected]"
+
+#: The fields of :class:`~stats.formulas.Formulas` a check may name in ``uses``.
+FORMULA_FIELDS = tuple(f.name for f in fields(Formulas))
+
 #: What each optional requirement needs, and how a user gets it.
 REQUIREMENTS = {"torch": ("torch", "PyTorch", "`make torch` adds the CPU build")}
 
@@ -241,15 +251,34 @@ class Check:
                             "(stats.claims.checks.KINDS lists them)")
         if not isinstance(self.label, str) or not self.label:
             raise ValueError(f"a check's label must be a non-empty string; got {self.label!r}")
-        object.__setattr__(self, "uses", tuple(self.uses))
-        object.__setattr__(self, "requires", tuple(self.requires))
-        unknown = [r for r in self.requires if r not in REQUIREMENTS]
-        if unknown:
-            raise ValueError(f"check {self.label!r}: requires must name optional parts among {sorted(REQUIREMENTS)}; "
-                             f"got {unknown[0]!r}")
-        if self.erratum is not None and not hasattr(self, "stated"):
-            raise ValueError(f"check {self.label!r}: only a check of a stated interval (interval, exact) can carry an erratum")
+        for name, allowed, what in (("uses", FORMULA_FIELDS, "fields of stats.Formulas"),
+                                    ("requires", tuple(REQUIREMENTS), "optional parts")):
+            value = getattr(self, name)
+            if isinstance(value, str) or not isinstance(value, (tuple, list)):
+                raise TypeError(f"check {self.label!r}: {name} must be a tuple of {what}; got {value!r}")
+            unknown = [v for v in value if v not in allowed]
+            if unknown:
+                raise ValueError(f"check {self.label!r}: {name} must name {what} among {sorted(allowed)}; got {unknown[0]!r}")
+            object.__setattr__(self, name, tuple(value))
+        for name in ("note", "macro"):
+            value = getattr(self, name)
+            if not (isinstance(value, str) or (name == "macro" and value is None)):
+                raise TypeError(f"check {self.label!r}: {name} must be a string{' or None' if name == 'macro' else ''}; "
+                                f"got {value!r}")
+        if self.erratum is not None:
+            if not isinstance(self.erratum, Erratum):
+                raise TypeError(f"check {self.label!r}: erratum must be an Erratum; got {type(self.erratum).__name__}")
+            if not hasattr(self, "stated"):
+                raise ValueError(f"check {self.label!r}: an erratum corrects a stated number, and a {self.kind} check "
+                                 "tests none (it has no 'stated' field)")
+        if self.macro is not None and not hasattr(self, "stated"):
+            raise ValueError(f"check {self.label!r}: a macro quotes a stated number, and a {self.kind} check tests none")
         self.validate()
+        found = []
+        for f in fields(self):
+            v = getattr(self, f.name)
+            found.extend([v] if isinstance(v, Measure) else [m for m in v if isinstance(m, Measure)] if isinstance(v, tuple) else [])
+        object.__setattr__(self, "_measures", tuple(found))
 
     # -- what a kind defines
 
@@ -263,8 +292,8 @@ class Check:
 
     @property
     def measures(self):
-        """Every measure the check reads, in order."""
-        return ()
+        """Every measure the check reads: its :class:`Measure` fields and tuples of them, in field order."""
+        return self._measures
 
     def untestable_reason(self):
         """Why the registry cannot test this check on any machine (a moment the law lacks,
@@ -295,7 +324,7 @@ class Check:
 
     def corrected(self):
         """The check of an erratum's corrected value: same measures, corrected interval, no erratum."""
-        return replace(self, label=f"{self.label} [corrected]", stated=self.erratum.corrected, erratum=None)
+        return replace(self, label=f"{self.label}{CORRECTION_SUFFIX}", stated=self.erratum.corrected, erratum=None)
 
     def expected_or_error(self, formulas, numbers, notes):
         """``(expected, None)``, or ``(None, Outcome)`` with an error when the closed form is NaN or infinite."""

@@ -36,9 +36,6 @@ class IdentityCheck(Check):
         if self.rows is not None and (isinstance(self.rows, bool) or not isinstance(self.rows, int) or self.rows < 1):
             raise ValueError(f"check {self.label!r}: rows must be a positive integer or None; got {self.rows!r}")
 
-    @property
-    def measures(self):
-        return (self.measure,)
 
     def power_design(self, ctx, alpha):
         return (self.rows or identity_rows(beta=ctx.beta)), math.nan, f"identity rows (violation share {IDENTITY_RATE:g})"
@@ -80,6 +77,8 @@ class ExactCheck(Check):
         notes = [f"claims {st.describe()}"]
         if not (finite(value) and finite(err)):
             return Outcome(numbers, "error", notes + ["the computed value is NaN or infinite"])
+        if err < 0:
+            return Outcome(numbers, "error", notes + [f"the value's error bound is negative ({err!r})"])
         if st.contains(value - err) and st.contains(value + err) or (err == 0 and st.contains(value)):
             return Outcome(numbers, "holds", notes)
         if value + err < st.lo or value - err >= st.hi:

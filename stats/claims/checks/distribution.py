@@ -8,7 +8,7 @@ from typing import Callable, ClassVar
 
 from ...inference.significance import detectable_ks_distance, distribution_test, required_ks_sample_size
 from ..measures import Measure
-from .base import Check, Outcome
+from .base import Check, Outcome, finite
 
 __all__ = ["DistributionCheck"]
 
@@ -42,9 +42,6 @@ class DistributionCheck(Check):
                 f"got {sim.key}"
             )
 
-    @property
-    def measures(self):
-        return (self.measure,)
 
     def power_design(self, ctx, alpha):
         return required_ks_sample_size(self.target, alpha=alpha, beta=ctx.beta), math.nan, "KS design"
@@ -57,4 +54,6 @@ class DistributionCheck(Check):
         notes = [f"estimate is the KS distance to the exact CDF ({getattr(getattr(law, 'dist', None), 'name', '?')}: {shape})"]
         numbers = dict(estimate=r.statistic, p_value=r.pvalue, n=r.n,
                        detectable=detectable_ks_distance(r.n, alpha=ctx.per_test, beta=ctx.beta))
+        if not (finite(r.pvalue) and finite(r.statistic)):
+            return Outcome(numbers, "error", notes + ["the test returned a NaN p-value or statistic"])
         return Outcome(numbers, "tested", notes)

@@ -44,18 +44,20 @@ class IntervalCheck(SizedCheck):
     def validate(self):
         if not isinstance(self.stated, Stated):
             raise ValueError(f"check {self.label!r}: an {self.kind} check needs a stated interval (a Stated)")
+        if not isinstance(self.inputs, (tuple, list)) or any(not isinstance(m, Measure) for m in self.inputs):
+            raise TypeError(f"check {self.label!r}: inputs must be a tuple of Measures; got {self.inputs!r}")
         object.__setattr__(self, "inputs", tuple(self.inputs))
-        if not (self.inputs or self.measure):
-            raise ValueError(f"check {self.label!r}: an interval check needs a measure or inputs")
-        if self.inputs and not callable(self.derive):
-            raise ValueError(f"check {self.label!r}: an interval check of several inputs needs derive, a function of their means")
-        if any(not isinstance(m, Measure) for m in self.inputs):
-            raise TypeError(f"check {self.label!r}: inputs must be Measures")
+        if self.inputs:
+            if self.measure is not None:
+                raise ValueError(f"check {self.label!r}: give measure (one mean) or inputs (derive of several), not both")
+            if not callable(self.derive):
+                raise ValueError(f"check {self.label!r}: an interval check of several inputs needs derive, a function of their means")
+        else:
+            if self.derive is not None:
+                raise ValueError(f"check {self.label!r}: derive applies to inputs, and none are given")
+            self.need_measures("measure")
         super().validate()
 
-    @property
-    def measures(self):
-        return self.inputs if self.inputs else (self.measure,)
 
     def power_design(self, ctx, alpha):
         if self.inputs:
@@ -76,8 +78,9 @@ class IntervalCheck(SizedCheck):
         value, sd_f = delta_method(self.derive, mu, sds, step_floor=np.zeros(mu.size))
         delta = self.target * (abs(value) if self.relative else 1.0)
         if not (sd_f > 0 and delta > 0 and math.isfinite(sd_f)):
-            raise ValueError(f"check {self.label!r}: cannot design from pilot sd {sd_f} and target {delta}")
-        how = f"delta method on pilot runs of its {mu.size} inputs"
+            raise ValueError(f"check {self.label!r}: cannot design from sd {sd_f} and target {delta}")
+        # Without a pilot there are no means: the gradient is then taken at 1 for each input.
+        how = f"delta method on {'pilot runs' if isinstance(self.sd, PilotSD) else 'the ' + self.sd.how + ' sds'} of its {mu.size} inputs"
         return required_sample_size(delta, sd=sd_f, alpha=alpha, beta=ctx.beta), sd_f, how
 
     def estimate(self, ctx):

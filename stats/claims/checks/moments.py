@@ -45,31 +45,39 @@ class SizedCheck(Check):
     min_tail_index: ClassVar[float] = MEAN_TEST_MIN_TAIL_INDEX
 
     def validate(self):
-        for name in ("measure", "measure_b"):
-            m = getattr(self, name, None)
-            if name == "measure" and m is None and not getattr(self, "inputs", ()):
-                raise ValueError(f"check {self.label!r}: a {self.kind} check needs a measure")
-            if m is not None and not isinstance(m, Measure):
-                raise TypeError(f"check {self.label!r}: {name} must be a Measure; got {type(m).__name__}")
         if isinstance(self.target, bool) or not isinstance(self.target, (int, float)) or not 0 < self.target < math.inf:
             raise ValueError(f"check {self.label!r}: target must be a positive finite number; got {self.target!r}")
+        if not isinstance(self.relative, bool):
+            raise TypeError(f"check {self.label!r}: relative must be True or False; got {self.relative!r}")
+        t = self.tail_index
+        if isinstance(t, bool) or not isinstance(t, (int, float)) or math.isnan(t) or t <= 0:
+            raise ValueError(f"check {self.label!r}: tail_index must be a positive number or inf (the supremum of the "
+                             f"orders of finite moments); got {t!r}")
         if self.sd is None:
             raise ValueError(f"check {self.label!r}: a {self.kind} check needs sd: 'pilot', a closed form (a callable) "
                              "or a bound (a number)")
         object.__setattr__(self, "sd", design_sd(self.sd, label=self.label))
 
-    @property
-    def measures(self):
-        return tuple(m for m in (getattr(self, "measure", None), getattr(self, "measure_b", None)) if m is not None)
+    def need_measures(self, *names):
+        """Refuse the check unless each field in ``names`` holds a :class:`Measure`."""
+        for name in names:
+            m = getattr(self, name)
+            if m is None:
+                raise ValueError(f"check {self.label!r}: a {self.kind} check needs {name}, a Measure")
+            if not isinstance(m, Measure):
+                raise TypeError(f"check {self.label!r}: {name} must be a Measure; got {type(m).__name__}")
 
     def untestable_reason(self):
         need = self.min_tail_index
         if not self.tail_index > need:
             sim = self.measures[0].sim
-            law, rho = getattr(sim, "entries", None), getattr(sim, "rho", 0.0)
+            law = getattr(sim, "entries", None)
+            if law is None:
+                return (f"{self.kind} test needs finite moments beyond order {need:g}; the rows of {sim.key} have them "
+                        f"only below order {self.tail_index:g}")
             return (
-                f"{self.kind} test needs finite moments beyond order {need:g}; with {getattr(law, 'label', '?')} "
-                f"entries and rho={rho:g} they are finite only below order {self.tail_index:g}"
+                f"{self.kind} test needs finite moments beyond order {need:g}; with {law.label} "
+                f"entries and rho={getattr(sim, 'rho', 0.0):g} they are finite only below order {self.tail_index:g}"
             )
         return None
 
@@ -117,7 +125,9 @@ class MeanCheck(SizedCheck):
 
     kind: ClassVar[str] = "mean"
 
+
     def validate(self):
+        self.need_measures("measure")
         if not callable(self.expected):
             raise ValueError(f"check {self.label!r}: a {self.kind} check needs an expected value (a function of the formulas)")
         super().validate()
@@ -156,6 +166,8 @@ class VarianceCheck(MeanCheck):
                     "cannot be bounded")
         if isinstance(self.sd, ClosedFormSD) and self.sd.value() < 1e-6:
             sim = self.measure.sim
+            if getattr(sim, "entries", None) is None:
+                return f"degenerate: the squared deviations of {sim.key} are constant, so the sample variance has no normal limit"
             return (f"degenerate: with {sim.entries.label} entries at d_k={sim.d_k} the squared score is constant, so the "
                     "sample variance has no normal limit to test against")
         return None
@@ -184,9 +196,9 @@ class RatioCheck(VarianceCheck):
 
     kind: ClassVar[str] = "ratio"
 
+
     def validate(self):
-        if self.measure_b is None:
-            raise ValueError(f"check {self.label!r}: a {self.kind} check needs measure_b")
+        self.need_measures("measure_b")
         super().validate()
 
     def evaluate(self, ctx, design_sd):
@@ -205,17 +217,19 @@ def _no_difference(F):
 
 @dataclass(frozen=True, kw_only=True)
 class TwoSampleCheck(MeanCheck):
-    """Welch's test that two simulations' means of a statistic differ by ``expected(F)`` (0: a
-    shortcut against the direct recipe); the design's sd is that of the difference."""
+    r"""Welch's test that two simulations' means of a statistic differ by ``expected(F)`` (0: a
+    shortcut against the direct recipe).  Made for two recipes of one law, whose rows have
+    the same sd under the null: the design takes ``measure``'s sd for both, so the
+    difference of two means of n rows each has sd :math:`\sqrt2\,sd/\sqrt n`."""
 
     measure_b: Measure = None
     expected: Callable = _no_difference
 
     kind: ClassVar[str] = "two_sample"
 
+
     def validate(self):
-        if self.measure_b is None:
-            raise ValueError(f"check {self.label!r}: a {self.kind} check needs measure_b")
+        self.need_measures("measure_b")
         super().validate()
 
     def power_design(self, ctx, alpha):
@@ -231,8 +245,4 @@ class TwoSampleCheck(MeanCheck):
             return failed
         s = ctx.summary(self.measure)
         r = two_sample_test(s, ctx.summary(self.measure_b), expected, alpha=ctx.per_test, tail_index=self.tail_index)
-        numbers.update(expected=expected, estimate=r.estimate, mcse=r.mcse, p_value=r.pvalue, n=r.n)
-        numbers["detectable"] = detectable_discrepancy(r.n, sd=design_sd, alpha=ctx.per_test, beta=ctx.beta)
-        if not finite(r.pvalue):
-            return Outcome(numbers, "error", notes + ["the test returned a NaN p-value"])
-        return Outcome(numbers, "tested", notes)
+        return self.tested(numbers, notes, r, expected, detectable_discrepancy(r.n, sd=design_sd, alpha=ctx.per_test, beta=ctx.beta))
