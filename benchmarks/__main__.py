@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import timeit
 from pathlib import Path
 
 import numpy as np
@@ -126,12 +127,7 @@ def time_reference(repeats=REFERENCE_REPEATS, **sizes):
     run = reference_workload(**sizes)
     with threadpool_limits(limits=1):
         run()
-        best = math.inf
-        for _ in range(repeats):
-            t0 = time.perf_counter()
-            run()
-            best = min(best, time.perf_counter() - t0)
-    return best
+        return min(timeit.repeat(run, repeat=repeats, number=1))
 
 
 def reference_rows(start, end):

@@ -56,6 +56,3 @@ class Pilots:
         """``{statistic: PilotStats}`` of ``sim``'s pilot (drawn now if it was not)."""
         self.run([sim])
         return self._stats[self._key(sim)]
-
-    def __len__(self):
-        return len(self._stats)

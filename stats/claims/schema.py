@@ -23,14 +23,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .checks import KINDS, Check
+from .checks import Check
 from .measures import Erratum, Measure, Stated
 
-__all__ = ["DETERMINISTIC_TESTS", "STATISTICAL_TESTS", "TESTS", "Check", "Claim", "Erratum", "Measure", "Stated"]
-
-STATISTICAL_TESTS = tuple(k for k, cls in KINDS.items() if cls.statistical)
-DETERMINISTIC_TESTS = tuple(k for k, cls in KINDS.items() if not cls.statistical)
-TESTS = tuple(KINDS)
+__all__ = ["Check", "Claim", "Erratum", "Measure", "Stated"]
 
 
 @dataclass(frozen=True)

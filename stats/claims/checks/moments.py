@@ -125,7 +125,6 @@ class MeanCheck(SizedCheck):
 
     kind: ClassVar[str] = "mean"
 
-
     def validate(self):
         self.need_measures("measure")
         if not callable(self.expected):
@@ -138,13 +137,21 @@ class MeanCheck(SizedCheck):
         return required_sample_size(self.shift(center), sd=sd, alpha=alpha, beta=ctx.beta), sd, how
 
     def evaluate(self, ctx, design_sd):
+        """The closed form, then the kind's test (:meth:`run_test`) and what it could detect (:meth:`detectable`)."""
         numbers, notes = {}, []
         expected, failed = self.expected_or_error(ctx.formulas, numbers, notes)
         if failed:
             return failed
-        r = mean_test(ctx.summary(self.measure), expected, alpha=ctx.per_test, tail_index=self.tail_index)
-        det = detectable_discrepancy(r.n, sd=design_sd, alpha=ctx.per_test, beta=ctx.beta)
-        return self.tested(numbers, notes, r, expected, det)
+        r = self.run_test(ctx, expected)
+        return self.tested(numbers, notes, r, expected, self.detectable(r.n, expected, design_sd, ctx))
+
+    def run_test(self, ctx, expected):
+        """The :class:`~stats.inference.significance.TestResult` of this kind's test."""
+        return mean_test(ctx.summary(self.measure), expected, alpha=ctx.per_test, tail_index=self.tail_index)
+
+    def detectable(self, n, expected, design_sd, ctx):
+        """The smallest discrepancy the test detected with power 1 - beta at its n."""
+        return detectable_discrepancy(n, sd=design_sd, alpha=ctx.per_test, beta=ctx.beta)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -177,15 +184,11 @@ class VarianceCheck(MeanCheck):
         return required_sample_size(math.log1p(self.target), sd=sd, alpha=alpha, beta=ctx.beta), sd, how
 
     def detectable(self, n, expected, design_sd, ctx):
-        return abs(expected) * math.expm1(detectable_discrepancy(n, sd=design_sd, alpha=ctx.per_test, beta=ctx.beta))
+        # The design's sd is on the log scale: a relative discrepancy, back on the variance's scale.
+        return abs(expected) * math.expm1(super().detectable(n, expected, design_sd, ctx))
 
-    def evaluate(self, ctx, design_sd):
-        numbers, notes = {}, []
-        expected, failed = self.expected_or_error(ctx.formulas, numbers, notes)
-        if failed:
-            return failed
-        r = variance_test(ctx.summary(self.measure), expected, alpha=ctx.per_test, tail_index=self.tail_index)
-        return self.tested(numbers, notes, r, expected, self.detectable(r.n, expected, design_sd, ctx))
+    def run_test(self, ctx, expected):
+        return variance_test(ctx.summary(self.measure), expected, alpha=ctx.per_test, tail_index=self.tail_index)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -196,19 +199,13 @@ class RatioCheck(VarianceCheck):
 
     kind: ClassVar[str] = "ratio"
 
-
     def validate(self):
         self.need_measures("measure_b")
         super().validate()
 
-    def evaluate(self, ctx, design_sd):
-        numbers, notes = {}, []
-        expected, failed = self.expected_or_error(ctx.formulas, numbers, notes)
-        if failed:
-            return failed
+    def run_test(self, ctx, expected):
         s = ctx.summary(self.measure)
-        r = variance_ratio_test(ctx.summary(self.measure_b), s, expected, alpha=ctx.per_test, tail_index=self.tail_index)
-        return self.tested(numbers, notes, r, expected, self.detectable(r.n, expected, design_sd, ctx))
+        return variance_ratio_test(ctx.summary(self.measure_b), s, expected, alpha=ctx.per_test, tail_index=self.tail_index)
 
 
 def _no_difference(F):
@@ -227,7 +224,6 @@ class TwoSampleCheck(MeanCheck):
 
     kind: ClassVar[str] = "two_sample"
 
-
     def validate(self):
         self.need_measures("measure_b")
         super().validate()
@@ -238,11 +234,6 @@ class TwoSampleCheck(MeanCheck):
         center = (pilot_mean if pilot_mean is not None else self.expected(ctx.formulas)) if self.relative else None
         return required_sample_size(self.shift(center), sd=sd, alpha=alpha, beta=ctx.beta), sd, how
 
-    def evaluate(self, ctx, design_sd):
-        numbers, notes = {}, []
-        expected, failed = self.expected_or_error(ctx.formulas, numbers, notes)
-        if failed:
-            return failed
+    def run_test(self, ctx, expected):
         s = ctx.summary(self.measure)
-        r = two_sample_test(s, ctx.summary(self.measure_b), expected, alpha=ctx.per_test, tail_index=self.tail_index)
-        return self.tested(numbers, notes, r, expected, detectable_discrepancy(r.n, sd=design_sd, alpha=ctx.per_test, beta=ctx.beta))
+        return two_sample_test(s, ctx.summary(self.measure_b), expected, alpha=ctx.per_test, tail_index=self.tail_index)
