@@ -4,11 +4,11 @@ data under ``out/data/<study>/`` (with a checksummed manifest, written last), an
 restyle therefore never re-runs a simulation.  ``FIGURES`` gives each figure's width,
 caption and the claims it supports."""
 
-from . import asymptotics, backward_cost, gradient_flow, jacobian_spectra, overflow, saturation, score_moments, t5_steps
+from . import asymptotics, backward_cost, gradient_flow, jacobian_spectra, overflow, saturation, score_moments, t5_steps, training
 
 ANALYSES = {
     m.STUDY: m
-    for m in (score_moments, saturation, jacobian_spectra, gradient_flow, t5_steps, overflow, backward_cost, asymptotics)
+    for m in (score_moments, saturation, jacobian_spectra, gradient_flow, t5_steps, training, overflow, backward_cost, asymptotics)
 }
 
 

@@ -286,6 +286,61 @@ def attention_benchmarks(reps):
     return rows
 
 
+def training_benchmarks(reps):
+    """One vectorised training step (16 runs, T = 32) against its matrix products, on one thread.
+
+    A step's time is the difference of two runs of S and 2S steps over S (so the start-up
+    and the probe measurements cancel); the products are the step's ten: three projections,
+    the scores and the output, dV, dA, dQ, dK, and the two weight gradients, on the same shapes.
+    """
+    from threadpoolctl import threadpool_limits
+
+    from stats.models.training import train_heads
+
+    R, T, S = 16, 32, 10
+    rows = []
+    with threadpool_limits(1):
+        for d, optimizer, target in ((256, "sgd", "<= 1.5"), (256, "adam", "<= 1.5"), (64, "sgd", ""), (64, "adam", "")):
+            def train(steps):
+                train_heads([np.random.default_rng([5, i]) for i in range(R)], d_k=d, d_model=d, scaling="sqrt",
+                            optimizer=optimizer, lr=1e-2, steps=steps)
+
+            rng = np.random.default_rng(0)
+            X, Xq = rng.standard_normal((2, R, T, d))
+            W = rng.standard_normal((3, R, d, d))
+
+            def products():
+                Q, K, V = Xq @ W[0], X @ W[1], X @ W[2]
+                S_ = Q @ np.swapaxes(K, 1, 2)
+                O = S_ @ V
+                np.swapaxes(S_, 1, 2) @ O
+                dA = O @ np.swapaxes(V, 1, 2)
+                dQ, dK = dA @ K, np.swapaxes(dA, 1, 2) @ Q
+                np.swapaxes(Xq, 1, 2) @ dQ, np.swapaxes(X, 1, 2) @ dK
+
+            def step():
+                t0 = time.perf_counter()
+                train(S)
+                t1 = time.perf_counter()
+                train(2 * S)
+                return (time.perf_counter() - t1) - (t1 - t0)
+
+            ratios, steps, prods = [], [], []
+            for _ in range(max(3, reps // 3)):
+                per_step = step() / S
+                t0 = time.perf_counter()
+                for _ in range(S):
+                    products()
+                per_products = (time.perf_counter() - t0) / S
+                ratios.append(per_step / per_products)
+                steps.append(per_step)
+                prods.append(per_products)
+            rows.append(row(f"training step / its matrix products, {optimizer}, d_k = d_model = {d}", statistics.median(ratios),
+                            target, "ratio", f"{R} runs, T={T}, one thread: step {statistics.median(steps) * 1e3:.1f} ms, "
+                            f"products {statistics.median(prods) * 1e3:.1f} ms"))
+    return rows
+
+
 # ------------------------------------------------------------------ parallel and distributed
 
 
@@ -505,7 +560,7 @@ def _run(args, p, writable_dir):
     out = writable_dir(args.out, p)
     reps = 5 if args.quick else args.reps
     ref_start = time_reference()
-    rows = sampler_benchmarks(reps) + attention_benchmarks(reps) + per_row_costs(reps)
+    rows = sampler_benchmarks(reps) + attention_benchmarks(reps) + training_benchmarks(reps) + per_row_costs(reps)
     rows += parallel_benchmarks(out, args.quick)
     if not (args.quick or args.skip_reports):
         rows += report_benchmarks()

@@ -24,6 +24,7 @@ from .models.problems import attention_flops
 from .models.saturation import exact_saturation_scores, row_trace, winner_bound
 from .models.saturation_quadrature import saturation_exact, saturation_given_scale
 from .models.scores import scaled_score_moments
+from .models.training import adafactor_update, adam_update, retrieval_targets
 
 __all__ = ["FORMULAS", "Formulas", "changed_fields", "small_score_trace_coefficient", "overflow_cutoff"]
 
@@ -64,6 +65,9 @@ class Formulas:
     dropout: Callable = dropout_weights
     overflow_cutoff: Callable = overflow_cutoff
     overflow_threshold: Callable = exp_overflow_threshold
+    adam_update: Callable = adam_update
+    adafactor_update: Callable = adafactor_update
+    retrieval_targets: Callable = retrieval_targets
 
 
 FORMULAS = Formulas()

@@ -67,6 +67,7 @@ GOOD = {
     "naive_softmax": (([1.0, 2.0],), {}),
     "proportion_estimate": ((3, 10), {}),
     "proportion_test": ((3, 10, 0.3), dict(alpha=0.01)),
+    "share_interval_test": ((3, 10, 0.2, 0.5), dict(alpha=0.01)),
     "qknorm_gain": ((32,), {}),
     "qknorm_logit_mean": ((16, 0.5), dict(gain=3.0)),
     "quantile_estimate": ((np.arange(20.0), 0.5), {}),
@@ -124,6 +125,12 @@ GOOD = {
     "SpectrumSim": ((8, 8), {}),
     "StableSoftmaxSim": ((), dict(dtype="float16", n_keys=8)),
     "T5Sim": ((8, "adam"), {}),
+    "TrainingSim": ((8, "sqrt", "adam", 0.01, 3, 8), {}),
+    "train_heads": (([np.random.default_rng(0), np.random.default_rng(1)],), dict(d_k=4, d_model=4, lr=0.01, steps=2)),
+    "checkpoint_steps": ((8,), {}),
+    "retrieval_targets": ((np.ones((2, 3, 4)), np.array([[2, 0, 1], [0, 1, 2]])), {}),
+    "adam_update": ((np.ones((2, 3)), {}, 1, 0.01), {}),
+    "adafactor_update": ((np.ones((2, 3, 4)), np.ones((2, 3, 4)), {}, 1, np.full(2, 0.01)), {}),
     "TiledSim": ((), dict(T_q=3, T_k=5, d_k=4, d_v=3, block_size=2)),
     "select_claims": (("saturation*",), {}),
 }
@@ -157,7 +164,7 @@ RECORDS = {
     # The kinds of check and the typed design sd: validated at construction, each field
     # named in its error (tests/test_checks.py).
     "MeanCheck", "VarianceCheck", "RatioCheck", "TwoSampleCheck", "DistributionCheck", "IntervalCheck",
-    "IdentityCheck", "ExactCheck", "BoundSD", "ClosedFormSD", "PilotSD",
+    "IdentityCheck", "ExactCheck", "ShareCheck", "BoundSD", "ClosedFormSD", "PilotSD",
 }
 
 BAD = {

@@ -21,6 +21,7 @@ from .checks import (
     IntervalCheck,
     MeanCheck,
     PilotSD,
+    ShareCheck,
     RatioCheck,
     TwoSampleCheck,
     VarianceCheck,
@@ -41,7 +42,7 @@ LAZY_NAMES = {"REGISTRY": ".registry", "SECTIONS": ".registry", "MUTANTS": ".mut
 __all__ = sorted([
     "COLUMNS", "DEFAULT_SEED", "FALSE_PASS", "FAMILY_ALPHA", "KINDS", "OK_VERDICTS",
     "BoundSD", "Check", "Claim", "ClosedFormSD", "DistributionCheck", "Erratum", "ExactCheck", "IdentityCheck",
-    "IntervalCheck", "MeanCheck", "Measure", "PilotSD", "Plan", "PlannedCheck", "RatioCheck", "Stated",
+    "IntervalCheck", "MeanCheck", "Measure", "PilotSD", "ShareCheck", "Plan", "PlannedCheck", "RatioCheck", "Stated",
     "TwoSampleCheck", "VarianceCheck",
     "evaluate", "evaluate_mutants", "passed", "plan", "select_claims", "simulate", "verify_claims",
     *LAZY_NAMES,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 from ..models.scores import score_cumulants, score_tail_index
-from .checks import DistributionCheck, ExactCheck, IdentityCheck, IntervalCheck, MeanCheck, RatioCheck, TwoSampleCheck, VarianceCheck
+from .checks import DistributionCheck, ExactCheck, IdentityCheck, IntervalCheck, MeanCheck, RatioCheck, ShareCheck, TwoSampleCheck, VarianceCheck
 from .measures import Erratum, Measure, Stated
 
 __all__ = [
@@ -25,6 +25,7 @@ __all__ = [
     "ratio",
     "score_kurtosis_sd",
     "score_sd",
+    "share",
     "stated_exact",
     "two_sample",
     "variance",
@@ -94,6 +95,11 @@ def interval(label, stated, *, measure=None, inputs=(), derive=None, target=0.00
     """A Monte Carlo estimate (a measure's mean, or ``derive`` of several means) in ``stated``'s interval."""
     return IntervalCheck(label, stated=stated, measure=measure, inputs=tuple(inputs), derive=derive, target=target,
                          relative=relative, sd=sd, **kw)
+
+
+def share(label, stated, measure, *, target=0.45, **kw):
+    """The share of rows where ``measure`` (0 or 1) is 1 lies in ``stated``'s interval (exact binomial test)."""
+    return ShareCheck(label, stated=stated, measure=measure, target=target, **kw)
 
 
 def exact(label, stated, value, *, uses, **kw):

@@ -98,11 +98,11 @@ def _vjp_without_weights(a, g):
     return g - np.sum(a * g, axis=-1, keepdims=True)
 
 
-def _backward_mutant(kind, Q, K, V, dO, mask=None, *, scale=None, return_score_grad=False):
+def _backward_mutant(kind, Q, K, V, dO, mask=None, *, scale=None, return_score_grad=False, return_forward=False):
     """attention_backward with one planted mistake in the derivation."""
     Q, K, V = _att._check_qkv(Q, K, V)
-    dO = np.asarray(dO, dtype=Q.dtype)
     O, A, c, Qc = _att._forward(Q, K, V, mask, scale)
+    dO = _att.output_gradient(dO, O)
     with phase("backward"):
         dV = matmul(np.swapaxes(A, -1, -2), dO)
         dA = matmul(dO, np.swapaxes(V, -1, -2))
@@ -114,7 +114,27 @@ def _backward_mutant(kind, Q, K, V, dO, mask=None, *, scale=None, return_score_g
         else:
             dK = matmul(np.swapaxes(dS, -1, -2), Qc)
     grads = _att.sum_to_shape(dQ, Q.shape), _att.sum_to_shape(dK, K.shape), _att.sum_to_shape(dV, V.shape)
-    return (*grads, dS) if return_score_grad else grads
+    return (*grads, *((dS,) if return_score_grad else ()), *((O, A) if return_forward else ()))
+
+
+def _adam_without_bias_correction(g, state, t, lr, *, betas=(0.9, 0.999), eps=1e-8):
+    b1, b2 = betas
+    if "m" not in state:
+        state["m"], state["v"] = np.zeros_like(g), np.zeros_like(g)
+    state["m"] = b1 * state["m"] + (1 - b1) * g
+    state["v"] = b2 * state["v"] + (1 - b2) * g * g
+    return -lr * state["m"] / (np.sqrt(state["v"]) + eps)
+
+
+def _adafactor_absolute_step(g, w, state, t, lr, **kw):
+    """Adafactor's clipped update with an absolute step lr instead of lr * max(eps2, RMS(w))."""
+    from ..models.training import adafactor_update
+
+    return adafactor_update(g, np.ones_like(w), state, t, lr, **kw)
+
+
+def _targets_unpermuted(V, perm):
+    return V.copy()
 
 
 def _sampler_without_chi(q_rng, k_rng, rows, d_k, n_keys, c):
@@ -211,6 +231,9 @@ _IMPLEMENTATION_MUTANTS = (
     ("backward-three-products", "the backward pass's FLOPs counted as three products' worth", dict(attention_flops=_flops_three)),
     ("overflow-cutoff-log2", "the overflow cutoff log2(max) instead of ln(max)", dict(overflow_cutoff=_cutoff_log2)),
     ("asymptotic-constant-without-ln2", "the unscaled law's constant f_G(0) instead of f_G(0) ln 2", dict(saturation_asymptotics=_asymptotics_without_ln2)),
+    ("adam-without-bias-correction", "Adam without its bias correction (first steps sqrt(1 - beta_2)/(1 - beta_1) = 0.32 of... the size)", dict(adam_update=_adam_without_bias_correction)),
+    ("adafactor-absolute-step", "Adafactor with an absolute step lr instead of lr times the parameter's RMS", dict(adafactor_update=_adafactor_absolute_step)),
+    ("targets-from-wrong-key", "the training targets taken from the query's own position, v_i, instead of its key's, v_pi(i)", dict(retrieval_targets=_targets_unpermuted)),
     ("asymptotic-gap-density-unordered", "the gap density at zero over unordered pairs, T(T-1)/2", dict(saturation_asymptotics=_asymptotics_pairs_unordered)),
 )
 

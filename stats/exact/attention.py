@@ -220,20 +220,21 @@ def scaled_dot_product_attention(Q, K, V, mask=None, *, scale=None, return_weigh
     return (O, A) if return_weights else O
 
 
-def attention_backward(Q, K, V, dO, mask=None, *, scale=None, return_score_grad=False):
+def attention_backward(Q, K, V, dO, mask=None, *, scale=None, return_score_grad=False, return_forward=False):
     r"""Gradients ``(dQ, dK, dV)`` of a loss L given ``dO = dL/dO``, by the section's derivation.
 
     Uses :math:`D_i = dO_i \cdot O_i` for the softmax row sum; masked entries have
     :math:`A_{ij} = 0` and so get exactly zero score gradient.  Gradients of broadcast
     operands are summed back to the operand's shape.  With ``return_score_grad=True`` the
     score gradient ``dS`` (shape ``(..., T_q, T_k)``) is returned as a fourth array.
+
+    ``dO`` may also be a function of the output, ``O -> dL/dO``, for a loss downstream of
+    O (training: :math:`dO = O - V_{target}`), so one forward pass serves the loss and the
+    backward; ``return_forward=True`` then appends ``O`` and ``A`` to the result.
     """
     Q, K, V = _check_qkv(Q, K, V)
-    dO = check_finite(as_real_array(dO, "dO"), "dO")
     O, A, c, Qc = _forward(Q, K, V, mask, scale)
-    if dO.shape != O.shape:
-        raise ValueError(f"dO must have the output's shape {O.shape}; got {dO.shape}")
-    dO = dO.astype(O.dtype, copy=False)
+    dO = output_gradient(dO, O)
     with phase("backward"):
         dV = matmul(np.swapaxes(A, -1, -2), dO)
         dA = matmul(dO, np.swapaxes(V, -1, -2))
@@ -242,4 +243,14 @@ def attention_backward(Q, K, V, dO, mask=None, *, scale=None, return_score_grad=
         dQ = matmul(dS * dS.dtype.type(c), K)
         dK = matmul(np.swapaxes(dS, -1, -2), Qc)
     grads = sum_to_shape(dQ, Q.shape), sum_to_shape(dK, K.shape), sum_to_shape(dV, V.shape)
-    return (*grads, dS) if return_score_grad else grads
+    return (*grads, *((dS,) if return_score_grad else ()), *((O, A) if return_forward else ()))
+
+
+def output_gradient(dO, O):
+    """``dO`` (an array, or a function of the output ``O``) checked and cast to ``O``'s shape and dtype."""
+    if callable(dO):
+        dO = dO(O)
+    dO = check_finite(as_real_array(dO, "dO"), "dO")
+    if dO.shape != O.shape:
+        raise ValueError(f"dO must have the output's shape {O.shape}; got {dO.shape}")
+    return dO.astype(O.dtype, copy=False)

@@ -28,6 +28,7 @@ from .significance import (
     interval_test,
     mean_test,
     proportion_test,
+    share_interval_test,
     required_ks_sample_size,
     required_sample_size,
     two_sample_test,

@@ -41,6 +41,7 @@ __all__ = [
     "interval_test",
     "mean_test",
     "proportion_test",
+    "share_interval_test",
     "required_ks_sample_size",
     "required_sample_size",
     "two_sample_test",
@@ -299,6 +300,35 @@ def proportion_test(successes, n, expected, *, alpha):
     return TestResult(
         "proportion", p_hat, float(r.pvalue), alpha, r.pvalue < alpha, p_hat, math.sqrt(p_hat * (1 - p_hat) / n), expected, int(n)
     )
+
+
+def share_interval_test(successes, n, lo, hi, *, alpha):
+    r"""Exact binomial test of :math:`H_0: p \in [lo, hi]` from ``successes`` in ``n`` trials.
+
+    The p-value is the one-sided binomial tail at the interval's nearest end: below it,
+    :math:`P(X \le k \mid p = lo)`; above it, :math:`P(X \ge k \mid p = hi)`; inside, 1.  It is
+    valid for every p in the interval (the tails are monotone in p) and conservative
+    (discrete), with no normal approximation: a share near 0 or 1 is tested exactly.
+    """
+    from scipy import stats as sps
+
+    alpha = check_alpha(alpha)
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= 2**53:
+        raise ValueError(f"n must be a positive integer (at most 2^53); got {n!r}")
+    if isinstance(successes, bool) or not isinstance(successes, (int, np.integer)) or not 0 <= successes <= n:
+        raise ValueError(f"successes must be an integer in [0, n]; got {successes!r}")
+    if not (0 <= lo <= hi <= 1):
+        raise ValueError(f"lo and hi must satisfy 0 <= lo <= hi <= 1; got lo={lo!r}, hi={hi!r}")
+    p_hat = successes / n
+    if p_hat < lo:
+        pvalue = float(sps.binom.cdf(successes, n, lo))
+        null = lo
+    elif p_hat > hi:
+        pvalue = float(sps.binom.sf(successes - 1, n, hi))
+        null = hi
+    else:
+        pvalue, null = 1.0, p_hat
+    return TestResult("share", p_hat, pvalue, alpha, pvalue < alpha, p_hat, math.sqrt(p_hat * (1 - p_hat) / n), null, int(n))
 
 
 # ------------------------------------------------------------------ design

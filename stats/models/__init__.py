@@ -1,5 +1,6 @@
 """The simulated models: entry laws, what is simulated (scores, softmax rows, Jacobian
-spectra, whole heads, random attention problems), their closed forms and exact values."""
+spectra, whole heads, random attention problems, trained heads), their closed forms and
+exact values."""
 
 from types import ModuleType as _ModuleType
 
@@ -34,6 +35,16 @@ from .saturation import (
 from .saturation_quadrature import EXACT_ACCURACY, saturation_exact, saturation_given_scale, saturation_limit
 from .scores import SCALES, scaled_score_moments, score_central_moments, score_cumulants, score_scale, score_tail_index
 from .spectra import SpectrumSim
+from .training import (
+    TRAIN_OPTIMIZERS,
+    TRAIN_SCALINGS,
+    TrainingSim,
+    adafactor_update,
+    adam_update,
+    checkpoint_steps,
+    retrieval_targets,
+    train_heads,
+)
 
 # ``import stats`` imports numpy and scipy.special, not scipy.stats, scipy.integrate or pandas
 # (together ~0.9 s of the 1.2 s it took): a verify run forks its workers as soon as the plan

@@ -27,6 +27,7 @@ from .deterministic import IDENTITY_RATE, ExactCheck, IdentityCheck, identity_ro
 from .distribution import DistributionCheck
 from .interval import IntervalCheck
 from .moments import MeanCheck, RatioCheck, SizedCheck, TwoSampleCheck, VarianceCheck
+from .share import ShareCheck
 
 #: Every kind of check, by the name ``claims.csv`` writes in its ``test`` column.
 KINDS = {
@@ -40,6 +41,7 @@ KINDS = {
         IntervalCheck,
         IdentityCheck,
         ExactCheck,
+        ShareCheck,
     )
 }
 
@@ -65,6 +67,7 @@ __all__ = [
     "PilotStats",
     "RatioCheck",
     "SimulationError",
+    "ShareCheck",
     "SizedCheck",
     "TwoSampleCheck",
     "VarianceCheck",

@@ -33,6 +33,10 @@ def _slope(mu):
     return float(np.log(mu[1] / mu[0]) / np.log(4.0))
 
 
+def _slope_difference(mu):
+    return _slope(mu[:2]) - _slope(mu[2:])
+
+
 def _ratio(mu):
     return float(mu[1] / mu[0])
 
@@ -133,16 +137,34 @@ def claims():
         Claim(
             "gradient-rate-by-scaling",
             SECTION,
-            "The gradient reaching W_Q, as a rate in d_k (slope of log E||dW_Q|| between d_k = 256 and 1024): derived "
-            "d_k^(1/4) without scaling (near ties have density ~ 1/sqrt(d_k) and gradient ~ d_k^(1/2)), flat with "
-            "1/sqrt(d_k), d_k^(-1/2) with muP's 1/d_k, and d_k^(-1/2) with QK-norm at a fixed gain (its logits shrink "
-            "like g/sqrt(d_k)).",
-            "E||dW_Q|| ~ d_k^b, b = 1/4 (none), 0 (sqrt), -1/2 (mup), -1/2 (qknorm)",
+            "The gradient reaching W_Q, as a rate in d_k (slope of log E||dW_Q|| between d_k = 256 and 1024) for a "
+            "fixed input width d_model = 32: derived d_k^(1/4) without scaling (near ties have density ~ 1/sqrt(d_k) and "
+            "gradient ~ d_k^(1/2)), flat with 1/sqrt(d_k), d_k^(-1/2) with muP's 1/d_k, and d_k^(-1/2) with QK-norm at a "
+            "fixed gain (its logits shrink like g/sqrt(d_k)).",
+            "E||dW_Q|| ~ d_k^b at fixed d_model, b = 1/4 (none), 0 (sqrt), -1/2 (mup), -1/2 (qknorm)",
             tuple(
                 interval(f"{sc}: {rate_words[sc]}", Stated.between(f"slope in [{lo:g}, {hi:g}]", lo, hi),
                          inputs=(Measure(heads[256, sc], "dwq_norm"), Measure(heads[1024, sc], "dwq_norm")),
                          derive=_slope, target=0.1, relative=False)
                 for sc, (lo, hi) in head_rate.items()
+            ),
+        ),
+        Claim(
+            "gradient-rate-by-shape",
+            SECTION,
+            "The rate depends on the head's shape: dW_Q = X^T dQ and the inputs' Gram matrix X X^T is d_model I up to "
+            "O(sqrt(d_model)), so E||dW_Q|| ~ sqrt(d_model) E||dQ||.  When d_model grows with d_k (d_model = r d_k) "
+            "every slope of the fixed-width claim rises by 1/2 -- d_k^(3/4) without scaling, d_k^(1/2) with "
+            "1/sqrt(d_k), flat with muP's 1/d_k -- whatever the ratio r, to leading order (the Gram matrix's "
+            "off-diagonal terms leave corrections of about 0.1 at these widths).  Tested as the slope at d_model = r d_k "
+            "minus the slope at d_model = 32 over the same widths: r = 1 between d_k = 64 and 256, r = 4 between 16 and 64.",
+            "slope(d_model = r d_k) - slope(d_model = 32) = 1/2 + O(0.1)",
+            tuple(
+                interval(f"{sc}, d_model = {r} d_k, d_k={lo_d} -> {hi_d}", Stated.between("1/2 +- 0.15", 0.35, 0.65),
+                         inputs=(Measure(HeadSim(lo_d, sc, d_model=r * lo_d), "dwq_norm"), Measure(HeadSim(hi_d, sc, d_model=r * hi_d), "dwq_norm"),
+                                 Measure(HeadSim(lo_d, sc), "dwq_norm"), Measure(HeadSim(hi_d, sc), "dwq_norm")),
+                         derive=_slope_difference, target=0.08, relative=False)
+                for r, lo_d, hi_d in ((1, 64, 256), (4, 16, 64)) for sc in ("none", "sqrt", "mup", "qknorm")
             ),
         ),
     )

@@ -1,0 +1,209 @@
+"""Does the head learn?  Seeded training runs over widths, scalings, optimisers and learning rates.
+
+The section's opening ("the head cannot learn"), "The Jacobian of softmax, and what
+saturation does to it" ("frozen wherever it happened to land"), "Saturation, measured"
+("its sharpness becomes something it learns") and "The assumption behind the argument, and
+when it fails" (independent at initialisation, not after training; logits that grow with
+the width).  Every cell of (shape, scaling, optimiser, learning rate) is a block of
+independent runs of :class:`stats.models.training.TrainingSim`; the table holds each
+outcome's Monte Carlo mean and MCSE per cell, and the figures read the whole
+learning-rate curves, as Wortsman et al. (2023) do, not only their minima.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from stats.claims.statements.training import ADAM_LRS, SGD_LRS, STEPS
+from stats.models.training import CHECKPOINTS, PROBE_STATISTICS, TrainingSim, checkpoint_steps
+
+from ._common import mean_row, run
+from ._data import StudyWriter, read_table
+
+STUDY = "training"
+#: (d_k, d_model): square widths, and d_model = 4 d_k.
+SHAPES = ((16, 16), (64, 64), (256, 256), (64, 256))
+QUICK_SHAPES = ((16, 16), (64, 64))
+GRIDS = {"sgd": SGD_LRS, "adam": ADAM_LRS}
+#: muP's 1/d_k is trained under Adam only (its logits' growth against 1/sqrt(d_k)).
+SCALINGS = {"sgd": ("none", "sqrt"), "adam": ("none", "sqrt", "mup")}
+RUNS, QUICK_RUNS = 16, 4
+STATS = (
+    ("learned", "steps_to_accuracy", "diverged", "max_logit_final", "q_square_final", "k_square_final")
+    + tuple(f"{name}_{k}" for name in PROBE_STATISTICS for k in range(CHECKPOINTS))
+)
+OPT_LABELS = {"sgd": "SGD", "adam": "Adam"}
+FIGURES = {
+    "training_lr": dict(
+        width="full",
+        caption="Loss on a fixed probe episode after 150 training steps against the learning rate, for each shape "
+        "(columns) and optimiser (rows), without scaling, with 1/sqrt(d_k) and (Adam) with muP's 1/d_k. Means over "
+        "16 seeded runs, bands 2 MCSE. The unscaled head has a minimum too, but a narrower one that moves to smaller "
+        "learning rates as the width grows; at the scaled head's best rate it does not learn.",
+        claims=("training-unscaled-cannot-learn", "training-unscaled-slower", "training-scaled-head-learns"),
+    ),
+    "training_steps": dict(
+        width="full",
+        caption="Left: restricted mean number of steps to 90% accuracy (censored at 151) at each head's best grid "
+        "learning rate, against d_k (d_model = d_k); every run reaches it at that rate. Right: that best rate, as a "
+        "fraction of the grid's largest (SGD 3, Adam 0.1): the unscaled head's moves down as the width grows, the "
+        "scaled head's does not. Best rates are chosen on these same runs, which flatters every curve alike. Bars 2 MCSE.",
+        claims=("training-unscaled-slower", "training-unscaled-cannot-learn"),
+    ),
+    "training_curves": dict(
+        width="full",
+        caption="Training at d_k = d_model = 256, each head at its best grid learning rate: the probe loss, the share "
+        "of probe queries still choosing the key they chose at step 0 ('frozen'), and the mean largest weight, "
+        "against the step. The unscaled head starts one-hot and is not frozen: its choices leave their initial keys "
+        "as it learns, more slowly than the scaled head's. Bands 2 MCSE.",
+        claims=("training-frozen-pattern", "training-sharpness-learned"),
+    ),
+    "training_alignment": dict(
+        width="full",
+        caption="After 150 Adam steps at one learning rate (0.01) for every width: the mean cosine of a query and its "
+        "target key (left) and the mean target logit (right), against d_k (d_model = d_k). Crosses: the logit that "
+        "the measured cosine and entry scales give, c d_k cos sqrt(E q^2 E k^2); dotted: the growth a fixed cosine "
+        "would give (sqrt(d_k) under 1/sqrt(d_k), none under 1/d_k). Under 1/sqrt(d_k) the trained logit grows with "
+        "the width, more slowly than sqrt(d_k) because the trained cosine falls; under muP's 1/d_k it levels off. "
+        "Bars 2 MCSE.",
+        claims=("training-correlated-after",),
+    ),
+}
+
+
+def cells(*, quick):
+    """Every (shape, scaling, optimiser, learning rate) the study trains."""
+    shapes = QUICK_SHAPES if quick else SHAPES
+    return [
+        TrainingSim(d_k, sc, opt, lr, STEPS, d_model)
+        for d_k, d_model in shapes
+        for opt, grid in GRIDS.items()
+        for sc in SCALINGS[opt]
+        if not (sc == "mup" and d_k != d_model)
+        for lr in grid
+    ]
+
+
+def simulate(out, *, seed, quick=False, workers=1):
+    w = StudyWriter(out, STUDY, seed=seed, quick=quick)
+    sims = cells(quick=quick)
+    res = run([(s, QUICK_RUNS if quick else RUNS) for s in sims], seed=seed, workers=workers, desc="training")
+    rows = [
+        dict(d_k=s.d_k, d_model=s.d_model, scaling=s.scaling, optimizer=s.optimizer, lr=s.lr, statistic=st,
+             **mean_row(res[s.key].summary(st)))
+        for s in sims for st in STATS
+    ]
+    w.table("cells", pd.DataFrame(rows))
+    w.table("checkpoints", pd.DataFrame(dict(checkpoint=range(CHECKPOINTS), step=checkpoint_steps(STEPS))))
+    return w.close()
+
+
+def best_rates(data):
+    """Each (shape, scaling, optimiser)'s grid rate with the smallest restricted mean steps to accuracy."""
+    steps = data[data["statistic"] == "steps_to_accuracy"]
+    idx = steps.groupby(["d_k", "d_model", "scaling", "optimizer"])["mean"].idxmin()
+    return steps.loc[idx, ["d_k", "d_model", "scaling", "optimizer", "lr"]]
+
+
+def _at(data, statistic, **where):
+    g = data[data["statistic"] == statistic]
+    for k, v in where.items():
+        g = g[g[k] == v]
+    return g
+
+
+def _band(ax, x, mean, mcse, color, label=None, ls="-"):
+    ax.plot(x, mean, ls, color=color, lw=1.1, marker="o", ms=2.4, label=label)
+    ax.fill_between(x, mean - 2 * mcse, mean + 2 * mcse, color=color, alpha=0.18, lw=0)
+
+
+def figures(out):
+    from ._style import SCALING_COLORS, SCALING_LABELS, figure, setup
+
+    setup()
+    data = read_table(out, STUDY, "cells")
+    marks = read_table(out, STUDY, "checkpoints")
+    shapes = sorted({(r.d_k, r.d_model) for r in data.itertuples()}, key=lambda s: (s[1] != s[0], s))
+    figs = {}
+
+    fig, axes = figure("full", height=3.6, ncols=len(shapes), nrows=2, sharey=True)
+    axes = np.atleast_2d(axes)
+    for i, opt in enumerate(GRIDS):
+        for j, (d_k, d_model) in enumerate(shapes):
+            ax = axes[i, j]
+            for sc in SCALINGS[opt]:
+                g = _at(data, f"loss_{CHECKPOINTS - 1}", d_k=d_k, d_model=d_model, optimizer=opt, scaling=sc).sort_values("lr")
+                if len(g):
+                    _band(ax, g["lr"], g["mean"], g["mcse"], SCALING_COLORS[sc], SCALING_LABELS[sc])
+            ax.set_xscale("log")
+            ax.set_title(f"{OPT_LABELS[opt]}, $d_k$={d_k}, $d_{{model}}$={d_model}", fontsize=7)
+            if i == 1:
+                ax.set_xlabel("learning rate")
+            if j == 0:
+                ax.set_ylabel("probe loss after 150 steps")
+    axes[1, 0].legend(loc="upper center", fontsize=6)
+    figs["training_lr"] = fig
+
+    best = best_rates(data)
+    square = best[best["d_k"] == best["d_model"]]
+    fig, axes = figure("full", height=2.4, ncols=2)
+    for opt, ls in (("sgd", "--"), ("adam", "-")):
+        for sc in SCALINGS[opt]:
+            rows = square[(square["optimizer"] == opt) & (square["scaling"] == sc)].sort_values("d_k")
+            pts = pd.concat([_at(data, "steps_to_accuracy", d_k=r.d_k, d_model=r.d_model, optimizer=opt, scaling=sc, lr=r.lr)
+                             for r in rows.itertuples()]).sort_values("d_k")
+            label = f"{SCALING_LABELS[sc]}, {OPT_LABELS[opt]}"
+            axes[0].errorbar(pts["d_k"], pts["mean"], yerr=2 * pts["mcse"], ls=ls, marker="o", ms=2.6, lw=1.0, color=SCALING_COLORS[sc], label=label)
+            axes[1].plot(rows["d_k"], rows["lr"] / GRIDS[opt][-1], ls=ls, marker="o", ms=2.6, lw=1.0, color=SCALING_COLORS[sc], label=label)
+    for ax in axes:
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel(r"$d_k$ ($d_{model} = d_k$)")
+    axes[0].set_ylabel("steps to 90% accuracy (RMST)")
+    axes[1].set_yscale("log")
+    axes[1].set_ylabel("best grid rate / the grid's largest")
+    axes[0].legend(fontsize=6, loc="upper left")
+    figs["training_steps"] = fig
+
+    d_big = max(d for d, m in shapes if d == m)
+    fig, axes = figure("full", height=2.4, ncols=3)
+    for opt, ls in (("sgd", "--"), ("adam", "-")):
+        for sc in ("none", "sqrt"):
+            r = best[(best["d_k"] == d_big) & (best["d_model"] == d_big) & (best["optimizer"] == opt) & (best["scaling"] == sc)]
+            if not len(r):
+                continue
+            lr = float(r["lr"].iloc[0])
+            for ax, name in zip(axes, ("loss", "frozen", "max_weight")):
+                g = pd.concat([_at(data, f"{name}_{k}", d_k=d_big, d_model=d_big, optimizer=opt, scaling=sc, lr=lr) for k in range(CHECKPOINTS)])
+                _band(ax, marks["step"].to_numpy(), g["mean"].to_numpy(), g["mcse"].to_numpy(), SCALING_COLORS[sc],
+                      f"{SCALING_LABELS[sc]}, {OPT_LABELS[opt]} (lr {lr:g})", ls=ls)
+    for ax, label in zip(axes, ("probe loss", "share of queries on their step-0 key", "mean largest weight")):
+        ax.set_xlabel("step")
+        ax.set_ylabel(label)
+    axes[1].set_ylim(-0.05, 1.05)
+    axes[0].legend(fontsize=6)
+    figs["training_curves"] = fig
+
+    fig, axes = figure("full", height=2.4, ncols=2)
+    last = CHECKPOINTS - 1
+    for sc in ("sqrt", "mup"):
+        cos = _at(data, f"cosine_{last}", optimizer="adam", scaling=sc, lr=1e-2)
+        cos = cos[cos["d_k"] == cos["d_model"]].sort_values("d_k")
+        logit = _at(data, f"target_logit_{last}", optimizer="adam", scaling=sc, lr=1e-2)
+        logit = logit[logit["d_k"] == logit["d_model"]].sort_values("d_k")
+        q2 = _at(data, "q_square_final", optimizer="adam", scaling=sc, lr=1e-2)
+        k2 = _at(data, "k_square_final", optimizer="adam", scaling=sc, lr=1e-2)
+        q2, k2 = (x[x["d_k"] == x["d_model"]].sort_values("d_k")["mean"].to_numpy() for x in (q2, k2))
+        d = cos["d_k"].to_numpy(dtype=float)
+        c = 1 / np.sqrt(d) if sc == "sqrt" else 1 / d
+        axes[0].errorbar(d, cos["mean"], yerr=2 * cos["mcse"], marker="o", ms=2.6, lw=1.0, color=SCALING_COLORS[sc], label=SCALING_LABELS[sc])
+        axes[1].errorbar(d, logit["mean"], yerr=2 * logit["mcse"], marker="o", ms=2.6, lw=1.0, color=SCALING_COLORS[sc], label=SCALING_LABELS[sc])
+        axes[1].plot(d, c * d * cos["mean"].to_numpy() * np.sqrt(q2 * k2), "x", ms=6, mew=1.0, color=SCALING_COLORS[sc])
+        axes[1].plot(d, logit["mean"].iloc[0] * (d / d[0]) ** (0.5 if sc == "sqrt" else 0.0), ":", lw=0.9, color=SCALING_COLORS[sc])
+    for ax, label in zip(axes, ("mean cos(query, target key)", "mean target logit")):
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel(r"$d_k$ ($d_{model} = d_k$)")
+        ax.set_ylabel(label)
+    axes[0].legend(fontsize=6)
+    figs["training_alignment"] = fig
+    return figs

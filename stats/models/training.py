@@ -1,0 +1,613 @@
+r"""Training a single attention head on a retrieval task, many seeded runs at once.
+
+The task (for the section opening's sentence that an unscaled head "cannot learn").  An episode has :math:`T` key tokens :math:`x_j \sim N(0, I_{d_{model}})`
+and :math:`T` queries, query i a noisy copy of the key :math:`\pi(i)` for a random
+permutation :math:`\pi`, rescaled to unit variance:
+:math:`\tilde x_i = (x_{\pi(i)} + \sigma n_i)/\sqrt{1 + \sigma^2}`.  The head computes
+:math:`Q = \tilde X W_Q`, :math:`K = X W_K`, :math:`V = X W_V`, :math:`O = \operatorname{softmax}(S) V`
+and is asked to return the target's value:
+
+.. math::
+
+    L = \frac{1}{2\,T\,d_v} \sum_i \lVert O_i - v_{\pi(i)} \rVert^2 .
+
+The loss sits downstream of :math:`O = AV`, so every gradient passes through the softmax
+Jacobian (a loss on :math:`\log A` would not saturate).  A query is *right* when its
+largest weight falls on its target key.
+
+Parameters.  :math:`W_Q, W_K \in \mathbb R^{d_{model}\times d_k}` are trained, with
+variance-preserving initialisation :math:`N(0, 1/d_{model})`, so Q and K have unit-variance
+entries at step 0.  :math:`W_V` (:math:`d_v = d_k`) is drawn the same way and *fixed*: a
+trained :math:`W_V` lets the loss fall by shrinking the values towards their mean instead of
+by attending, which is not the ability under test.
+
+Scalings of the scores (:data:`TRAIN_SCALINGS`): ``"none"`` (:math:`S = QK^\top`),
+``"sqrt"`` (:math:`1/\sqrt{d_k}`), ``"mup"`` (:math:`1/d_k`), ``"qknorm"`` (Henry et al.
+2020: :math:`S = g\,\hat Q\hat K^\top` with unit rows; the gain g starts at
+:math:`\log_2(T^2 - T)` and is *learned*, as in Henry et al., with the same optimiser),
+``"t5"`` (no division; :math:`W_Q` initialised with variance :math:`1/(d_{model} d_k)`,
+T5's folding of :math:`1/\sqrt{d_k}` into the initialisation), and ``"additive"``
+(Bahdanau et al. 2015's score :math:`s_{ij} = v^\top\tanh(W_Q^\top\tilde x_i + W_K^\top x_j)`,
+:math:`v \sim N(0, I/d_k)`, trained too, with its backward written by hand and passed
+through the section's softmax vector-Jacobian product).
+
+Optimisers (:data:`TRAIN_OPTIMIZERS`), at learning rate :math:`\eta`:
+
+* ``"sgd"``: :math:`W \leftarrow W - \eta g`;
+* ``"adam"`` (Kingma & Ba 2015): :math:`\beta_1 = 0.9`, :math:`\beta_2 = 0.999`,
+  :math:`\varepsilon = 10^{-8}`, bias-corrected moments;
+* ``"adafactor"`` (Shazeer & Stern 2018, Algorithm 4 with :math:`\beta_1 = 0`): factored
+  second moments for matrices (row and column means of :math:`g^2 + \varepsilon_1`,
+  :math:`\varepsilon_1 = 10^{-30}`), decay :math:`\hat\beta_{2t} = 1 - t^{-0.8}`, update
+  clipping at d = 1, and the *relative* step :math:`\alpha_t = \eta\,\max(\varepsilon_2,
+  \mathrm{RMS}(W_{t-1}))`, :math:`\varepsilon_2 = 10^{-3}`: the step is a fraction
+  :math:`\eta` of the parameter's own scale (T5's optimiser).
+
+Each run draws its initialisation, its training episodes (a fresh episode every step) and a
+fixed *probe* episode from its own stream, so a run's outcome does not depend on the other
+runs it is batched with.  A run *diverges* when a parameter leaves :math:`[-10^8, 10^8]` or
+stops being finite: it is frozen at its last finite state and the step is recorded.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import ClassVar
+
+import numpy as np
+
+from .._validation import MAX_D_K, as_real_array, check_d_k, check_finite, check_integer, check_positive
+from ..exact.attention import attention_backward, softmax, softmax_vjp
+from ..engine.simulation import Simulation
+from ..engine.streams import block_generator, stream_key
+from .fixes import qknorm_gain
+
+__all__ = [
+    "ADAM_BETAS",
+    "ADAM_EPS",
+    "TRAIN_OPTIMIZERS",
+    "TRAIN_SCALINGS",
+    "TrainingSim",
+    "adafactor_update",
+    "adam_update",
+    "checkpoint_steps",
+    "retrieval_targets",
+    "train_heads",
+]
+
+TRAIN_SCALINGS = ("none", "sqrt", "mup", "qknorm", "t5", "additive")
+TRAIN_OPTIMIZERS = ("sgd", "adam", "adafactor")
+ADAM_BETAS = (0.9, 0.999)
+ADAM_EPS = 1e-8
+ADAFACTOR_EPS = (1e-30, 1e-3)
+DIVERGENCE_BOUND = 1e8
+ACCURACY_TARGET = 0.9
+FROZEN_SHARE = 0.9
+QUERY_NOISE = 0.5
+MAX_STEPS = 10**7
+BLOCK_BYTES = 32 << 20
+_U = np.finfo(np.float64).eps / 2
+#: Rounding allowance of an optimiser identity, in units of the step (64 roundings).
+STEP_TOLERANCE = 64 * _U
+
+
+# ----------------------------------------------------------------- optimisers
+
+
+def adam_update(g, state, t, lr, *, betas=ADAM_BETAS, eps=ADAM_EPS):
+    r"""Adam's step :math:`-\eta\,\hat m_t/(\sqrt{\hat v_t} + \varepsilon)` for gradient ``g`` at step ``t >= 1``.
+
+    ``state`` is a dict holding ``m`` and ``v`` (created on the first call) and is updated
+    in place; ``lr`` broadcasts against ``g`` (one learning rate per run).  The returned
+    step lives in ``state`` and is overwritten by the next call.
+    """
+    g = _finite_array(g, "g")
+    _check_state(state)
+    t = check_integer(t, "t", maximum=MAX_STEPS)
+    lr = _positive_lr(lr, g.ndim)
+    if not (isinstance(betas, tuple) and len(betas) == 2 and all(isinstance(b, float) and 0 <= b < 1 for b in betas)):
+        raise ValueError(f"betas must be two floats in [0, 1); got {betas!r}")
+    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not (math.isfinite(eps) and eps >= 0):
+        raise ValueError(f"eps must be a finite number >= 0; got {eps!r}")
+    b1, b2 = betas
+    if "m" not in state:
+        state["m"], state["v"] = np.zeros_like(g), np.zeros_like(g)
+        state["step"], state["scratch"] = np.empty_like(g), np.empty_like(g)
+    elif state["m"].shape != g.shape:
+        raise ValueError(f"g has shape {g.shape}; the state holds moments of shape {state['m'].shape}")
+    m, v, step, scratch = state["m"], state["v"], state["step"], state["scratch"]
+    # In place, on the state's own buffers (the returned step is overwritten by the next call).
+    m *= b1
+    np.multiply(g, 1 - b1, out=scratch)
+    m += scratch
+    v *= b2
+    np.multiply(g, g, out=scratch)
+    scratch *= 1 - b2
+    v += scratch
+    np.sqrt(v, out=step)
+    step *= 1.0 / math.sqrt(1 - b2**t)
+    step += eps
+    np.divide(m, step, out=step)
+    step *= -lr / (1 - b1**t)
+    return step
+
+
+def adafactor_update(g, w, state, t, lr, *, eps=ADAFACTOR_EPS, clip=1.0, decay=0.8):
+    r"""Adafactor's step (Shazeer & Stern 2018, Algorithm 4, :math:`\beta_1 = 0`) for a batch of parameters.
+
+    ``g`` and ``w`` have shape ``(runs, rows, cols)`` (factored second moment) or
+    ``(runs,)``/``(runs, n)`` (unfactored); ``lr`` is the relative step size, shape
+    ``(runs,)``.  ``state`` holds the running moments and is updated in place.
+    """
+    g, w = _finite_array(g, "g"), _finite_array(w, "w")
+    if g.shape != w.shape or not 1 <= g.ndim <= 3:
+        raise ValueError(f"g and w must share a shape (runs,), (runs, n) or (runs, rows, cols); got {g.shape} and {w.shape}")
+    _check_state(state)
+    t = check_integer(t, "t", maximum=MAX_STEPS)
+    lr = np.asarray(_positive_lr(lr, 1), dtype=np.float64)
+    if lr.shape != (g.shape[0],):
+        raise ValueError(f"lr must hold one relative step per run, shape ({g.shape[0]},); got shape {lr.shape}")
+    eps1, eps2 = eps
+    beta = 1.0 - t ** (-decay)
+    g2 = g * g + eps1
+    lr = np.reshape(lr, (-1,) + (1,) * (g.ndim - 1))
+    if g.ndim == 3:
+        if "r" not in state:
+            state["r"], state["c"] = np.zeros(g.shape[:2]), np.zeros((g.shape[0], g.shape[2]))
+        state["r"] = beta * state["r"] + (1 - beta) * g2.mean(axis=2)
+        state["c"] = beta * state["c"] + (1 - beta) * g2.mean(axis=1)
+        v = state["r"][:, :, None] * state["c"][:, None, :] / state["r"].mean(axis=1)[:, None, None]
+    else:
+        if "v" not in state:
+            state["v"] = np.zeros_like(g)
+        state["v"] = beta * state["v"] + (1 - beta) * g2
+        v = state["v"]
+    u = g / np.sqrt(v)
+    axes = tuple(range(1, g.ndim))
+    rms_u = np.sqrt(np.mean(u * u, axis=axes, keepdims=True)) if axes else np.abs(u)
+    u = u / np.maximum(1.0, rms_u / clip)
+    rms_w = np.sqrt(np.mean(w * w, axis=axes, keepdims=True)) if axes else np.abs(w)
+    return -lr * np.maximum(eps2, rms_w) * u
+
+
+def _finite_array(x, name):
+    return check_finite(as_real_array(x, name, dtype=np.float64), name)
+
+
+def _check_state(state):
+    if not isinstance(state, dict):
+        raise TypeError(f"state must be a dict (the optimiser's moments, empty before the first step); got {type(state).__name__}")
+
+
+def _positive_lr(lr, ndim):
+    if isinstance(lr, (bool, str, bytes)):
+        raise TypeError(f"lr must be a positive number or an array of them; got {lr!r}")
+    try:
+        arr = np.asarray(lr, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"lr must be a positive number or an array of them; got {lr!r}") from None
+    if arr.ndim > ndim or not np.all(np.isfinite(arr)) or np.any(arr <= 0):
+        raise ValueError(f"lr must be finite and > 0 (a number, or one per run broadcasting against g); got {lr!r}")
+    return arr
+
+
+# ----------------------------------------------------------------- the task
+
+
+def retrieval_targets(V, perm):
+    r"""The values the head must return: query i's target is :math:`v_{\pi(i)}`, for every run.
+
+    ``V`` has shape ``(runs, T, d_v)`` and ``perm`` ``(runs, T)``.
+    """
+    V = _finite_array(V, "V")
+    perm = np.asarray(perm)
+    if V.ndim != 3 or perm.shape != V.shape[:2]:
+        raise ValueError(f"V must have shape (runs, T, d_v) and perm (runs, T); got {V.shape} and {perm.shape}")
+    if perm.dtype.kind not in "iu" or perm.size and (perm.min() < 0 or perm.max() >= V.shape[1]):
+        raise ValueError(f"perm must hold integer key indices in [0, {V.shape[1]}); got dtype {perm.dtype}")
+    return np.take_along_axis(V, perm[:, :, None], axis=1)
+
+
+def _episode(rng, n_keys, d_model, noise):
+    """Keys X, unit-variance noisy queries in a random order, and the permutation."""
+    X = rng.standard_normal((n_keys, d_model))
+    perm = rng.permutation(n_keys)
+    Xq = (X[perm] + noise * rng.standard_normal((n_keys, d_model))) / math.sqrt(1.0 + noise * noise)
+    return X, Xq, perm
+
+
+def _episodes(rngs, n_keys, d_model, noise):
+    """One episode per run, each from its own stream (the draws of :func:`_episode`, written in place)."""
+    X = np.empty((len(rngs), n_keys, d_model))
+    Xq = np.empty_like(X)
+    perm = np.empty((len(rngs), n_keys), dtype=np.int64)
+    scale = math.sqrt(1.0 + noise * noise)
+    for r, rng in enumerate(rngs):
+        rng.standard_normal(out=X[r])
+        perm[r] = rng.permutation(n_keys)
+        rng.standard_normal(out=Xq[r])
+        Xq[r] *= noise
+        Xq[r] += X[r][perm[r]]
+        Xq[r] /= scale
+    return X, Xq, perm
+
+
+class _Heads:
+    """The parameters of a batch of runs (``params``: the trained ones), and how they make the scores."""
+
+    def __init__(self, rngs, d_model, d_k, scaling, n_keys):
+        W = np.stack([r.standard_normal((3, d_model, d_k)) for r in rngs]) / math.sqrt(d_model)
+        if scaling == "t5":
+            W[:, 0] /= math.sqrt(d_k)
+        self.params = {"WQ": W[:, 0].copy(), "WK": W[:, 1].copy()}
+        if scaling == "qknorm":
+            self.params["gain"] = np.full(len(rngs), qknorm_gain(n_keys))
+        if scaling == "additive":
+            self.params["v"] = np.stack([r.standard_normal(d_k) for r in rngs]) / math.sqrt(d_k)
+        self.WV = W[:, 2].copy()
+        self.scaling = scaling
+        self.scale = {"none": 1.0, "t5": 1.0, "sqrt": 1.0 / math.sqrt(d_k), "mup": 1.0 / d_k, "qknorm": 1.0, "additive": 1.0}[scaling]
+
+    def scores(self, Xq, X):
+        """The logits S (and, for additive attention, tanh of the pre-activations)."""
+        if self.scaling == "additive":
+            Qp, Kp = self.projections(Xq, X)
+            H = np.tanh(Qp[:, :, None, :] + Kp[:, None, :, :])
+            return np.einsum("rijd,rd->rij", H, self.params["v"]), H
+        Qa, Ka, _ = self.qk(Xq, X)
+        return self.scale * (Qa @ np.swapaxes(Ka, 1, 2)), None
+
+    def projections(self, Xq, X):
+        return Xq @ self.params["WQ"], X @ self.params["WK"]
+
+    def qk(self, Xq, X):
+        """The query and key arrays the attention sees (unit rows times the gain under QK-norm)."""
+        Q, K = self.projections(Xq, X)
+        if self.scaling != "qknorm":
+            return Q, K, None
+        nq = np.linalg.norm(Q, axis=2, keepdims=True)
+        nk = np.linalg.norm(K, axis=2, keepdims=True)
+        qh, kh = Q / nq, K / nk
+        return self.params["gain"][:, None, None] * qh, kh, (qh, kh, nq, nk)
+
+
+def _loss_and_grads(heads, X, Xq, perm, formulas):
+    """Loss per run, right share per run, and the gradients of the trained parameters."""
+    n_runs, T, _ = X.shape
+    d_v = heads.WV.shape[2]
+    V = X @ heads.WV
+    target = formulas.retrieval_targets(V, perm)
+    if heads.scaling == "additive":
+        return _additive_loss_and_grads(heads, X, Xq, perm, V, target, formulas)
+    Qa, Ka, norm = heads.qk(Xq, X)
+    loss = np.empty(n_runs)
+
+    def d_output(O):
+        err = O - target
+        loss[:] = 0.5 * np.einsum("rtd,rtd->r", err, err) / (T * d_v)
+        return err / (T * d_v)
+
+    dQa, dKa, _, _, A = formulas.attention_backward(Qa, Ka, V, d_output, scale=heads.scale, return_forward=True)
+    right = np.mean(np.argmax(A, axis=2) == perm, axis=1)
+    grads = {}
+    if norm is None:
+        dQ, dK = dQa, dKa
+    else:
+        qh, kh, nq, nk = norm
+        g = heads.params["gain"][:, None, None]
+        grads["gain"] = np.einsum("rtd,rtd->r", dQa, qh)
+        dqh = g * dQa
+        dQ = (dqh - np.sum(dqh * qh, axis=2, keepdims=True) * qh) / nq
+        dK = (dKa - np.sum(dKa * kh, axis=2, keepdims=True) * kh) / nk
+    grads["WQ"] = np.swapaxes(Xq, 1, 2) @ dQ
+    grads["WK"] = np.swapaxes(X, 1, 2) @ dK
+    return loss, right, grads
+
+
+def _additive_loss_and_grads(heads, X, Xq, perm, V, target, formulas):
+    r"""Additive attention, :math:`s_{ij} = v^\top\tanh(W_1^\top\tilde x_i + W_2^\top x_j)`, and its backward by hand:
+    :math:`dS = J^\top dA` (the section's vector-Jacobian product, :math:`dA = dO\,V^\top`),
+    :math:`dv = \sum_{ij} dS_{ij} h_{ij}`, :math:`dU_{ij} = dS_{ij}\,v \odot (1 - h_{ij}^2)`,
+    :math:`d\tilde q_i = \sum_j dU_{ij}`, :math:`d\tilde k_j = \sum_i dU_{ij}`."""
+    T, d_v = X.shape[1], heads.WV.shape[2]
+    S, H = heads.scores(Xq, X)
+    A = softmax(S)
+    err = A @ V - target
+    loss = 0.5 * np.einsum("rtd,rtd->r", err, err) / (T * d_v)
+    dA = (err / (T * d_v)) @ np.swapaxes(V, 1, 2)
+    dS = formulas.softmax_vjp(A, dA)
+    v = heads.params["v"]
+    dU = dS[..., None] * v[:, None, None, :] * (1.0 - H * H)
+    grads = {"WQ": np.swapaxes(Xq, 1, 2) @ dU.sum(axis=2), "WK": np.swapaxes(X, 1, 2) @ dU.sum(axis=1),
+             "v": np.einsum("rij,rijd->rd", dS, H)}
+    return loss, np.mean(np.argmax(A, axis=2) == perm, axis=1), grads
+
+
+#: What the probe episode records at each checkpoint (:func:`train_heads`).
+PROBE_STATISTICS = ("loss", "accuracy", "frozen", "max_weight", "cosine", "target_logit")
+#: Checkpoints: after round(k * steps / 8) steps, k = 0..8.
+CHECKPOINTS = 9
+#: The per-run outcomes :func:`train_heads` returns (``TrainingSim.statistics``).
+OUTCOMES = (
+    ("learned", "steps_to_accuracy", "diverged", "divergence_step", "q_square_init", "k_square_init", "max_logit_final",
+     "q_square_final", "k_square_final", "gradient_error", "adam_first_step", "adafactor_step")
+    + ("pattern_frozen", "aligned", "sharpened")
+    + tuple(f"learned_by_{k}" for k in range(CHECKPOINTS))
+    + tuple(f"{name}_{k}" for name in PROBE_STATISTICS for k in range(CHECKPOINTS))
+)
+
+
+def checkpoint_steps(steps):
+    """The steps after which the probe is measured: round(k * steps / 8), k = 0..8."""
+    steps = check_integer(steps, "steps", maximum=MAX_STEPS)
+    return tuple(int(round(k * steps / (CHECKPOINTS - 1))) for k in range(CHECKPOINTS))
+
+
+def _probe(heads, X, Xq, perm, formulas, initial_choice=None):
+    """The probe episode's loss and accuracy, the queries' chosen keys, largest weights, q-k cosines and logits."""
+    T, d_v = X.shape[1], heads.WV.shape[2]
+    S, _ = heads.scores(Xq, X)
+    A = softmax(S)
+    err = A @ (X @ heads.WV) - formulas.retrieval_targets(X @ heads.WV, perm)
+    choice = np.argmax(S, axis=2)
+    Q, K = heads.projections(Xq, X)
+    Kt = np.take_along_axis(K, perm[:, :, None], axis=1)
+    cos = np.sum(Q * Kt, axis=2) / (np.linalg.norm(Q, axis=2) * np.linalg.norm(Kt, axis=2))
+    initial = choice if initial_choice is None else initial_choice
+    return choice, dict(
+        loss=0.5 * np.einsum("rtd,rtd->r", err, err) / (T * d_v),
+        accuracy=np.mean(choice == perm, axis=1),
+        frozen=np.mean(choice == initial, axis=1),
+        max_weight=np.mean(A.max(axis=2), axis=1),
+        cosine=cos.mean(axis=1),
+        target_logit=np.take_along_axis(S, perm[:, :, None], axis=2)[:, :, 0].mean(axis=1),
+        max_logit=np.abs(S).max(axis=(1, 2)),
+        q_square=np.mean(Q * Q, axis=(1, 2)),
+        k_square=np.mean(K * K, axis=(1, 2)),
+    )
+
+
+#: The step-0 gradient check: Richardson-extrapolated central differences at h = 1e-6 ||W||
+#: and h/2, and the relative disagreement it tolerates.
+GRADIENT_STEP = 1e-6
+GRADIENT_TOLERANCE = 1e-6
+
+
+def _directional_check(heads, probe, formulas):
+    r"""The hand-derived gradient G of the probe loss against a (Richardson-extrapolated) central
+    difference along :math:`u = G/\lVert G\rVert`: :math:`|(L(W + hu) - L(W - hu))/2h - \lVert G\rVert|`
+    over :math:`10^{-6}\max(\lVert G\rVert, |\text{difference}|)`, per run (<= 1 when they agree)."""
+    _, _, grads = _loss_and_grads(heads, *probe, formulas)
+    names = list(heads.params)
+    n = len(heads.WV)
+    norm = np.sqrt(sum(np.sum(grads[k].reshape(n, -1) ** 2, axis=1) for k in names))
+    size = np.sqrt(sum(np.sum(heads.params[k].reshape(n, -1) ** 2, axis=1) for k in names))
+    saved = dict(heads.params)
+
+    def central(h):
+        losses = []
+        for sign in (1.0, -1.0):
+            heads.params = {k: saved[k] + _per_run(sign * h / np.maximum(norm, 1e-300), saved[k]) * grads[k] for k in names}
+            losses.append(_probe(heads, *probe, formulas)[1]["loss"])
+        return (losses[0] - losses[1]) / (2 * h)
+
+    h = GRADIENT_STEP * size
+    fd = (4 * central(h / 2) - central(h)) / 3  # Richardson: the h^2 terms cancel
+    heads.params = saved
+    return np.abs(fd - norm) / (GRADIENT_TOLERANCE * np.maximum(np.maximum(norm, np.abs(fd)), 1e-300))
+
+
+def _per_run(x, like):
+    return x.reshape((-1,) + (1,) * (like.ndim - 1))
+
+
+#: What a run calls when no ``formulas`` are given: the section's backward pass and this
+#: module's own updates and targets (:data:`stats.FORMULAS` holds the same functions).
+_OWN_FORMULAS = SimpleNamespace(attention_backward=attention_backward, softmax_vjp=softmax_vjp, adam_update=adam_update,
+                                adafactor_update=adafactor_update, retrieval_targets=retrieval_targets)
+
+
+def _check_lr(lr, n_runs):
+    if isinstance(lr, (str, bytes, bool)):
+        raise TypeError(f"lr must be a positive number or one per run; got {lr!r}")
+    try:
+        lr = np.asarray(lr, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"lr must be a positive number or one per run; got {lr!r}") from None
+    if lr.ndim > 1 or (lr.ndim == 1 and lr.shape[0] != n_runs):
+        raise ValueError(f"lr must be one number or one per run ({n_runs}); got shape {lr.shape}")
+    if not np.all(np.isfinite(lr)) or np.any(lr <= 0):
+        raise ValueError(f"lr must be finite and > 0; got {lr}")
+    return np.broadcast_to(lr, (n_runs,)).copy()
+
+
+def train_heads(rngs, *, d_k, d_model, scaling="sqrt", optimizer="adam", lr, steps, n_keys=32, noise=QUERY_NOISE,
+                formulas=None):
+    r"""Train ``len(rngs)`` heads on the retrieval task, one run per generator (module docstring).
+
+    ``formulas`` (a :class:`stats.Formulas`, or None for the true ones) supplies the
+    backward pass, the optimisers' updates and the targets, so a mutant replaces them.
+
+    ``lr`` is one learning rate or one per run; ``steps`` the step budget.  Returns a dict of
+    1-D arrays, one entry per run, named in :data:`OUTCOMES`:
+
+    * ``learned``: 1 when some step's fresh episode was answered with accuracy >= 0.9;
+      ``steps_to_accuracy``: the first such step, censored at ``steps + 1`` (so its mean is
+      the restricted mean time to accuracy);
+    * ``diverged`` and ``divergence_step`` (``steps + 1`` when it did not);
+    * ``q_square_init``, ``k_square_init``: the mean squared entry of Q and K on the probe
+      episode at step 0 (``..._final``: at the end); ``max_logit_final``: the largest |logit|
+      on the probe at the end; ``gradient_error``: the step-0 check of the hand-derived
+      gradient against central differences (:data:`GRADIENT_TOLERANCE`, <= 1 when they agree);
+    * ``adam_first_step``: under Adam, the largest entry of
+      :math:`|\Delta_1 + \eta\,g/(|g| + \varepsilon)|` in units of 64 roundings of
+      :math:`\eta` (bias correction makes the first step exactly that; an identity, <= 1);
+      ``adafactor_step``: under Adafactor, the largest step RMS over
+      :math:`\eta\max(\varepsilon_2, \mathrm{RMS}(W))` (<= 1 by the update clipping);
+      both 0 under the other optimisers;
+    * 0/1 per run: ``learned_by_{k}`` (reached the accuracy by checkpoint k),
+      ``pattern_frozen`` (at least 90% of the probe's queries choose at the end the key they
+      chose at step 0), ``aligned`` (the final mean query-target cosine is positive),
+      ``sharpened`` (the final mean largest weight exceeds the initial one);
+    * ``{s}_{k}`` for s in :data:`PROBE_STATISTICS` at the checkpoints
+      :func:`checkpoint_steps`: the probe episode's loss, accuracy, ``frozen`` (the share of
+      its queries choosing the key they chose at step 0), mean largest weight, mean cosine
+      of a query and its target key, and mean target logit.
+    """
+    formulas = _OWN_FORMULAS if formulas is None else formulas
+    if not isinstance(rngs, (list, tuple)) or not rngs:
+        raise TypeError("rngs must be a non-empty list of numpy.random.Generator, one per run")
+    for r in rngs:
+        if not isinstance(r, np.random.Generator):
+            raise TypeError(f"rngs must hold numpy.random.Generator; got {type(r).__name__}")
+    d_k = check_d_k(d_k)
+    d_model = check_integer(d_model, "d_model", maximum=MAX_D_K)
+    if scaling not in TRAIN_SCALINGS:
+        raise ValueError(f"scaling must be one of {TRAIN_SCALINGS}; got {scaling!r}")
+    if optimizer not in TRAIN_OPTIMIZERS:
+        raise ValueError(f"optimizer must be one of {TRAIN_OPTIMIZERS}; got {optimizer!r}")
+    steps = check_integer(steps, "steps", maximum=MAX_STEPS)
+    n_keys = check_integer(n_keys, "n_keys", minimum=2, maximum=4096, what="an integer >= 2")
+    if isinstance(noise, bool) or not isinstance(noise, (int, float)) or not (math.isfinite(noise) and noise >= 0):
+        raise ValueError(f"noise must be a finite number >= 0; got {noise!r}")
+    lr = _check_lr(lr, len(rngs))
+    n = len(rngs)
+
+    heads = _Heads(rngs, d_model, d_k, scaling, n_keys)
+    probe = _episodes(rngs, n_keys, d_model, noise)
+    initial, start = _probe(heads, *probe, formulas)
+    out = {"q_square_init": start["q_square"], "k_square_init": start["k_square"],
+           "gradient_error": _directional_check(heads, probe, formulas),
+           "adam_first_step": np.zeros(n), "adafactor_step": np.zeros(n)}
+    marks = checkpoint_steps(steps)
+    for k in (k for k, m in enumerate(marks) if m == 0):
+        for name in PROBE_STATISTICS:
+            out[f"{name}_{k}"] = start[name]
+    out["max_logit_final"] = start["max_logit"]
+    out["q_square_final"], out["k_square_final"] = start["q_square"], start["k_square"]
+    states = {name: {} for name in heads.params}
+    spare = {}
+    first = np.full(n, steps + 1, dtype=np.int64)
+    diverged_at = np.full(n, steps + 1, dtype=np.int64)
+    live = np.ones(n, dtype=bool)
+    for t in range(1, steps + 1):
+        _, right, grads = _loss_and_grads(heads, *_episodes(rngs, n_keys, d_model, noise), formulas)
+        first[(first > steps) & (right >= ACCURACY_TARGET) & live] = t
+        new = {}
+        for name, w in heads.params.items():
+            g = grads[name]
+            lr_w = lr.reshape((-1,) + (1,) * (g.ndim - 1))
+            with np.errstate(over="ignore", invalid="ignore"):
+                if optimizer == "sgd":
+                    g *= -lr_w
+                    new[name] = np.add(w, g, out=g)
+                elif optimizer == "adam":
+                    step = formulas.adam_update(g, states[name], t, lr_w)
+                    if t == 1:  # bias-corrected: m_hat = g, v_hat = g^2, so the step is -lr g / (|g| + eps)
+                        err = np.abs(step + lr_w * g / (np.abs(g) + ADAM_EPS)) / (STEP_TOLERANCE * lr_w)
+                        out["adam_first_step"] = np.maximum(out["adam_first_step"], err.reshape(n, -1).max(axis=1))
+                    new[name] = np.add(w, step, out=spare.setdefault(name, np.empty_like(w)))
+                else:
+                    step = formulas.adafactor_update(g, w, states[name], t, lr)
+                    # Clipped at d = 1, the step's RMS is at most lr * max(eps2, RMS(w)).
+                    axes = tuple(range(1, g.ndim))
+                    size = np.sqrt(np.mean(step * step, axis=axes)) if axes else np.abs(step)
+                    rms_w = np.sqrt(np.mean(w * w, axis=axes)) if axes else np.abs(w)
+                    rel = size / (lr * np.maximum(ADAFACTOR_EPS[1], rms_w) * (1 + STEP_TOLERANCE))
+                    out["adafactor_step"] = np.maximum(out["adafactor_step"], np.where(live, rel, 0.0))
+                    new[name] = w + step
+        ok = live.copy()
+        for w in new.values():
+            # NaN fails the comparisons, so a non-finite parameter counts as diverged too.
+            flat = w.reshape(n, -1)
+            ok &= (flat.max(axis=1) <= DIVERGENCE_BOUND) & (flat.min(axis=1) >= -DIVERGENCE_BOUND)
+        diverged_at[live & ~ok] = t
+        if ok.all():
+            for name in new:  # the old arrays become next step's buffers
+                if name in spare:
+                    spare[name] = heads.params[name]
+            heads.params = new
+        else:
+            live &= ok
+            for name, w in heads.params.items():
+                w[live] = new[name][live]
+        for k in (k for k, m in enumerate(marks) if m == t and k > 0):
+            _, now = _probe(heads, *probe, formulas, initial)
+            for name in PROBE_STATISTICS:
+                out[f"{name}_{k}"] = now[name]
+            if k == CHECKPOINTS - 1:
+                out["max_logit_final"] = now["max_logit"]
+                out["q_square_final"], out["k_square_final"] = now["q_square"], now["k_square"]
+    last = CHECKPOINTS - 1
+    out.update(
+        {f"learned_by_{k}": (first <= m).astype(np.float64) for k, m in enumerate(marks)},
+        pattern_frozen=(out[f"frozen_{last}"] >= FROZEN_SHARE).astype(np.float64),
+        aligned=(out[f"cosine_{last}"] > 0).astype(np.float64),
+        sharpened=(out[f"max_weight_{last}"] > out["max_weight_0"]).astype(np.float64),
+        learned=(first <= steps).astype(np.float64),
+        steps_to_accuracy=first.astype(np.float64),
+        diverged=(diverged_at <= steps).astype(np.float64),
+        divergence_step=diverged_at.astype(np.float64),
+    )
+    return {name: out[name] for name in OUTCOMES}
+
+
+@dataclass(frozen=True)
+class TrainingSim(Simulation):
+    """One training run per row (module docstring): a block is a batch of runs trained together."""
+
+    d_k: int
+    scaling: str = "sqrt"
+    optimizer: str = "adam"
+    lr: float = 1e-2
+    steps: int = 200
+    d_model: int | None = None
+    n_keys: int = 32
+
+    statistics: ClassVar[tuple[str, ...]] = OUTCOMES
+
+    @property
+    def block_rows(self):
+        """Runs trained together: 16, fewer for wide heads, so that a block's parameters,
+        gradients and optimiser state (about eight d_model x d_k arrays a run) stay within 32 MiB."""
+        per_run = 8 * 8 * self.d_model * self.d_k + (4 * 8 * self.n_keys**2 * self.d_k if self.scaling == "additive" else 0)
+        return int(min(16, max(1, BLOCK_BYTES // per_run)))
+
+    @property
+    def uses(self):
+        """The formulas a run calls: the backward pass, the task's targets, and its optimiser's update."""
+        step = {"adam": ("adam_update",), "adafactor": ("adafactor_update",)}.get(self.optimizer, ())
+        backward = ("softmax_vjp",) if self.scaling == "additive" else ("attention_backward",)
+        return (*backward, "retrieval_targets", *step)
+
+    def __post_init__(self):
+        check_d_k(self.d_k)
+        if self.d_model is None:
+            object.__setattr__(self, "d_model", self.d_k)
+        check_integer(self.d_model, "d_model", maximum=MAX_D_K)
+        if self.scaling not in TRAIN_SCALINGS:
+            raise ValueError(f"scaling must be one of {TRAIN_SCALINGS}; got {self.scaling!r}")
+        if self.optimizer not in TRAIN_OPTIMIZERS:
+            raise ValueError(f"optimizer must be one of {TRAIN_OPTIMIZERS}; got {self.optimizer!r}")
+        if isinstance(self.lr, bool) or not isinstance(self.lr, (int, float)):
+            raise TypeError(f"lr must be a positive number; got {self.lr!r}")
+        check_positive(self.lr, "lr")
+        check_integer(self.steps, "steps", maximum=MAX_STEPS)
+        check_integer(self.n_keys, "n_keys", minimum=2, maximum=4096, what="an integer >= 2")
+
+    @property
+    def key(self):
+        return stream_key("training", d_k=self.d_k, d_model=self.d_model, scaling=self.scaling, optimizer=self.optimizer,
+                          lr=float(self.lr), steps=self.steps, n_keys=self.n_keys)
+
+    @property
+    def cost(self):
+        T, m, d = self.n_keys, self.d_model, self.d_k
+        return self.steps * (2 * T * m + 6 * T * m * d + 4 * T * T * d) / 8
+
+    def run_block(self, sim_seed, block, rows, formulas, chunk_size):
+        rngs = [block_generator(sim_seed, block, i) for i in range(rows)]
+        return train_heads(rngs, d_k=self.d_k, d_model=self.d_model, scaling=self.scaling, optimizer=self.optimizer,
+                           lr=self.lr, steps=self.steps, n_keys=self.n_keys, formulas=formulas)

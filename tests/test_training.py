@@ -1,0 +1,252 @@
+"""The trainer (stats.models.training): its gradients, optimisers, streams, divergence and
+bad input; the exact share test behind the training claims; and the training mutants."""
+
+import math
+
+import numpy as np
+import pytest
+
+from stats import FORMULAS, MUTANTS, REGISTRY, evaluate, evaluate_mutants, plan, simulate
+from stats.claims.checks.share import ShareCheck, share_sample_size
+from stats.claims.measures import Measure, Stated
+from stats.engine.executors import Job, run_simulations
+from stats.inference import share_interval_test
+from stats.models.training import (
+    OUTCOMES,
+    TRAIN_OPTIMIZERS,
+    TRAIN_SCALINGS,
+    TrainingSim,
+    adafactor_update,
+    adam_update,
+    checkpoint_steps,
+    train_heads,
+)
+
+
+def rngs(n, seed=1):
+    return [np.random.default_rng([seed, i]) for i in range(n)]
+
+
+# ------------------------------------------------------------------ the trainer
+
+
+@pytest.mark.parametrize("scaling", TRAIN_SCALINGS)
+@pytest.mark.parametrize("optimizer", TRAIN_OPTIMIZERS)
+def test_every_outcome_is_finite_and_the_step_identities_hold(scaling, optimizer):
+    r = train_heads(rngs(3), d_k=8, d_model=12, scaling=scaling, optimizer=optimizer, lr=1e-2, steps=6)
+    assert list(r) == list(OUTCOMES)
+    for name, v in r.items():
+        assert v.shape == (3,) and np.all(np.isfinite(v)), name
+    assert np.all(r["gradient_error"] <= 1)
+    assert np.all(r["adam_first_step"] <= 1) and np.all(r["adafactor_step"] <= 1)
+    if optimizer != "adam":
+        assert np.all(r["adam_first_step"] == 0)
+
+
+def test_a_run_does_not_depend_on_the_runs_batched_with_it():
+    together = train_heads(rngs(4), d_k=8, d_model=8, scaling="sqrt", optimizer="adam", lr=3e-2, steps=10)
+    apart = [train_heads(rngs(4)[i:i + 1], d_k=8, d_model=8, scaling="sqrt", optimizer="adam", lr=3e-2, steps=10) for i in range(4)]
+    for name in OUTCOMES:
+        assert np.array_equal(together[name], np.concatenate([a[name] for a in apart])), name
+
+
+def test_the_engine_gives_the_same_bytes_with_one_or_two_workers():
+    sim = TrainingSim(8, "sqrt", "sgd", 1.0, 8, 8)
+    a = run_simulations([Job(sim, 40)], seed=3, formulas=FORMULAS, workers=1)
+    b = run_simulations([Job(sim, 40)], seed=3, formulas=FORMULAS, workers=2)
+    for st in ("learned", "loss_8", "cosine_8"):
+        assert a[sim.key].summary(st) == b[sim.key].summary(st)
+
+
+def test_the_scaled_head_learns_and_the_unscaled_one_fails_at_the_scaled_rate():
+    scaled = train_heads(rngs(6), d_k=64, d_model=64, scaling="sqrt", optimizer="sgd", lr=3.0, steps=60)
+    unscaled = train_heads(rngs(6), d_k=64, d_model=64, scaling="none", optimizer="sgd", lr=3.0, steps=60)
+    assert scaled["learned"].mean() == 1 and scaled["loss_8"].mean() < 0.05
+    assert unscaled["learned"].mean() == 0
+    assert np.all(scaled["max_weight_8"] > scaled["max_weight_0"])
+
+
+def test_a_diverging_run_is_counted_with_its_step_and_leaves_no_nan():
+    r = train_heads(rngs(3), d_k=8, d_model=8, scaling="none", optimizer="sgd", lr=1e12, steps=10)
+    assert r["diverged"].tolist() == [1.0, 1.0, 1.0]
+    assert np.all((r["divergence_step"] >= 1) & (r["divergence_step"] <= 10))
+    assert all(np.all(np.isfinite(v)) for v in r.values())
+    ok = train_heads(rngs(3), d_k=8, d_model=8, scaling="sqrt", optimizer="sgd", lr=1.0, steps=10)
+    assert ok["diverged"].sum() == 0 and np.all(ok["divergence_step"] == 11)
+
+
+def test_checkpoints_cover_the_budget():
+    assert checkpoint_steps(150) == (0, 19, 38, 56, 75, 94, 112, 131, 150)
+    assert checkpoint_steps(1) == (0, 0, 0, 0, 0, 1, 1, 1, 1)
+    r = train_heads(rngs(2), d_k=8, d_model=8, scaling="sqrt", optimizer="adam", lr=1e-2, steps=1)
+    assert np.array_equal(r["loss_0"], r["loss_4"]) and not np.array_equal(r["loss_0"], r["loss_5"])
+
+
+def test_the_hand_derived_training_gradient_matches_autograd():
+    torch = pytest.importorskip("torch")
+    from stats.models import training as tr
+
+    for scaling in ("sqrt", "none", "qknorm", "t5", "additive"):
+        gens = rngs(2, seed=4)
+        heads = tr._Heads(gens, 12, 8, scaling, 6)
+        X, Xq, perm = tr._episodes(gens, 6, 12, 0.5)
+        loss, _, grads = tr._loss_and_grads(heads, X, Xq, perm, FORMULAS)
+        t = {k: torch.tensor(v, requires_grad=True) for k, v in heads.params.items()}
+        Xt, Xqt, WV = (torch.tensor(a) for a in (X, Xq, heads.WV))
+        Q, K, V = Xqt @ t["WQ"], Xt @ t["WK"], Xt @ WV
+        if scaling == "qknorm":
+            Q = t["gain"][:, None, None] * Q / Q.norm(dim=2, keepdim=True)
+            K = K / K.norm(dim=2, keepdim=True)
+        if scaling == "additive":
+            S = torch.einsum("rijd,rd->rij", torch.tanh(Q[:, :, None, :] + K[:, None, :, :]), t["v"])
+        else:
+            S = heads.scale * Q @ K.transpose(1, 2)
+        O = torch.softmax(S, dim=2) @ V
+        target = V[torch.arange(2)[:, None], torch.tensor(perm)]
+        L = 0.5 * ((O - target) ** 2).sum(dim=(1, 2)) / (6 * 8)
+        L.sum().backward()
+        np.testing.assert_allclose(L.detach().numpy(), loss, rtol=1e-12)
+        for k in t:
+            np.testing.assert_allclose(grads[k], t[k].grad.numpy(), rtol=1e-9, atol=1e-14, err_msg=f"{scaling} {k}")
+
+
+def test_adam_matches_torch_for_several_steps():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((2, 3, 4))
+    p = torch.tensor(w.copy(), requires_grad=True)
+    opt = torch.optim.Adam([p], lr=1e-2, betas=(0.9, 0.999), eps=1e-8)
+    state = {}
+    for t in range(1, 6):
+        g = rng.standard_normal(w.shape)
+        w = w + adam_update(g, state, t, 1e-2)
+        p.grad = torch.tensor(g)
+        opt.step()
+        np.testing.assert_allclose(w, p.detach().numpy(), rtol=1e-12, atol=1e-15)
+
+
+def test_adafactor_steps_are_relative_and_clipped():
+    rng = np.random.default_rng(1)
+    for scale in (1e-2, 1.0, 30.0):
+        w = scale * rng.standard_normal((3, 5, 4))
+        state = {}
+        for t in range(1, 5):
+            g = rng.standard_normal(w.shape) * 10.0 ** rng.integers(-6, 6)
+            step = adafactor_update(g, w, state, t, np.full(3, 0.1))
+            rms = np.sqrt((step**2).mean(axis=(1, 2)))
+            bound = 0.1 * np.maximum(1e-3, np.sqrt((w**2).mean(axis=(1, 2))))
+            assert np.all(rms <= bound * (1 + 1e-12))
+            # the step does not depend on the gradient's scale
+            assert np.allclose(adafactor_update(g * 1e3, w, {}, 1, np.full(3, 0.1)), adafactor_update(g, w, {}, 1, np.full(3, 0.1)))
+            w = w + step
+    # Factored second moment: exact for a rank-one g^2 (Shazeer & Stern 2018, section 3).
+    a, b = rng.random(5) + 0.1, rng.random(4) + 0.1
+    g = np.sqrt(np.outer(a, b))[None]
+    step = adafactor_update(g, np.ones_like(g), {}, 1, np.array([1.0]))
+    assert np.allclose(np.abs(step), 1.0)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(lr=0.0), "lr"), (dict(lr=-1.0), "lr"), (dict(lr=math.nan), "lr"), (dict(lr=math.inf), "lr"),
+        (dict(lr="0.1"), "lr"), (dict(lr=[0.1, 0.2]), "lr"), (dict(steps=0), "steps"), (dict(steps=2.5), "steps"),
+        (dict(d_k=0), "d_k"), (dict(d_model=0), "d_model"), (dict(scaling="bogus"), "scaling"),
+        (dict(optimizer="rmsprop"), "optimizer"), (dict(noise=-1.0), "noise"), (dict(n_keys=1), "n_keys"),
+    ],
+)
+def test_train_heads_names_the_bad_argument(kwargs, match):
+    args = dict(d_k=8, d_model=8, scaling="sqrt", optimizer="sgd", lr=0.1, steps=2) | kwargs
+    with pytest.raises((ValueError, TypeError), match=match):
+        train_heads(rngs(3), **args)
+
+
+def test_train_heads_refuses_bad_generators():
+    with pytest.raises(TypeError, match="rngs"):
+        train_heads([], d_k=8, d_model=8, lr=0.1, steps=2)
+    with pytest.raises(TypeError, match="rngs"):
+        train_heads([1, 2], d_k=8, d_model=8, lr=0.1, steps=2)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [(dict(lr=0.0), "lr"), (dict(lr=math.nan), "lr"), (dict(lr=True), "lr"), (dict(steps=0), "steps"),
+     (dict(scaling="x"), "scaling"), (dict(optimizer="x"), "optimizer"), (dict(d_model=0), "d_model")],
+)
+def test_training_sim_names_the_bad_argument(kwargs, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        TrainingSim(**(dict(d_k=8) | kwargs))
+
+
+def test_training_sim_uses_only_its_optimisers_update():
+    assert "adam_update" in TrainingSim(8, optimizer="adam").uses
+    assert "adam_update" not in TrainingSim(8, optimizer="sgd").uses
+    assert "adafactor_update" in TrainingSim(8, optimizer="adafactor").uses
+    assert TrainingSim(8).d_model == 8
+
+
+# ------------------------------------------------------------------ the exact share test
+
+
+@pytest.mark.parametrize("alpha", [1e-2, 3.2e-6])
+@pytest.mark.parametrize("n", [16, 47, 200])
+def test_share_test_level_is_at_most_alpha_on_the_whole_null(n, alpha):
+    from scipy import stats as sps
+
+    lo, hi = 0.1, 0.5
+    k = np.arange(n + 1)
+    pvals = np.array([share_interval_test(int(i), n, lo, hi, alpha=alpha).pvalue for i in k])
+    for p in np.linspace(lo, hi, 9):
+        size = sps.binom.pmf(k, n, p)[pvals < alpha].sum()
+        assert size <= alpha * (1 + 1e-9), (p, size)
+
+
+def test_share_design_has_the_power_it_claims_and_no_smaller_n_does():
+    from scipy import stats as sps
+
+    alpha, beta = 3.2e-6, 1e-3
+    n = share_sample_size(0.5, 1.0, 0.45, alpha=alpha, beta=beta)
+
+    def power(m):
+        k = np.arange(m + 1)
+        rej = np.array([share_interval_test(int(i), m, 0.5, 1.0, alpha=alpha).pvalue < alpha for i in k])
+        return sps.binom.pmf(k, m, 0.05)[rej].sum()
+
+    assert power(n) >= 1 - beta > power(n - 1)
+
+
+def test_share_check_refuses_a_bad_definition():
+    sim = TrainingSim(8, steps=2)
+    with pytest.raises(ValueError, match="stated"):
+        ShareCheck("x", measure=Measure(sim, "learned"))
+    with pytest.raises(ValueError, match="factor"):
+        ShareCheck("x", stated=Stated.at_least("s", 0.5), measure=Measure(sim, "learned", 2.0))
+    with pytest.raises(ValueError, match="target"):
+        ShareCheck("x", stated=Stated.at_least("s", 0.5), measure=Measure(sim, "learned"), target=1.5)
+
+
+def test_share_check_of_a_non_binary_statistic_is_an_error():
+    from stats import Claim
+
+    sim = TrainingSim(8, steps=2)
+    check = ShareCheck("loss is not 0/1", stated=Stated.at_most("s", 0.5), measure=Measure(sim, "loss_8"))
+    claim = Claim("share-of-loss", "The section's opening (before \"The formula, piece by piece\")", "s", "s", (check,))
+    the_plan = plan((claim,), seed=2)
+    table = evaluate(the_plan, simulate(the_plan, seed=2))
+    assert table["verdict"].tolist() == ["ERROR"]
+
+
+# ------------------------------------------------------------------ mutants in the training path
+
+
+@pytest.mark.slow
+def test_the_training_claims_alone_catch_every_training_path_mutant():
+    """The planted errors in the training path (the backward pass without D, Adam without
+    bias correction, Adafactor's absolute step, targets from the wrong key), caught by the
+    training claims alone, not only by the exact half's checks."""
+    names = ("ds-without-d-term", "dk-as-c-ds-q", "adam-without-bias-correction", "adafactor-absolute-step", "targets-from-wrong-key")
+    mutants = [m for m in MUTANTS if m.name in names]
+    the_plan = plan(REGISTRY, select="training-scaled-head-learns,training-gradient-check,training-optimizer-steps", seed=5, n_factor=0.5, workers=2)
+    results = simulate(the_plan, seed=5, workers=2)
+    table = evaluate_mutants(the_plan, results, mutants, seed=5, workers=2)
+    assert len(table) == len(names) and table["caught"].all(), table.to_string()
