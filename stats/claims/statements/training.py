@@ -59,6 +59,17 @@ def initial_sim(shape, scaling="sqrt"):
     return training_sim(shape, scaling, "adam", 1e-2, steps=1)
 
 
+#: The shares a "more than half" check detects with power 0.999: 5% (47 runs), and 1% (31
+#: runs) on the costly d_k = d_model = 256 runs, which keeps `make reports` within twice its
+#: time before the training claims.  The shares measured there are 0 or 1.
+SHARE_TARGET, WIDE_SHARE_TARGET = 0.45, 0.49
+
+
+def _share(label, stated, measure, **kw):
+    wide = measure.sim.d_k * measure.sim.d_model >= 256 * 256
+    return share(label, stated, measure, **({"target": WIDE_SHARE_TARGET if wide else SHARE_TARGET} | kw))
+
+
 def _shape(shape):
     return f"d_k={shape[0]}, d_model={shape[1]}"
 
@@ -108,7 +119,7 @@ def claims():
             "QK-norm with a learned gain, T5's folding, and Adafactor.",
             "share of runs reaching 90% accuracy within 150 steps > 1/2",
             tuple(
-                share(f"{sim.scaling}, {sim.optimizer}, lr={sim.lr:g}, {_shape((sim.d_k, sim.d_model))}",
+                _share(f"{sim.scaling}, {sim.optimizer}, lr={sim.lr:g}, {_shape((sim.d_k, sim.d_model))}",
                       Stated.at_least("most runs: share > 1/2", 0.5), Measure(sim, "learned"))
                 for sim in (*(best[s, "sqrt", opt] for s in SHAPES for opt in OPTIMIZERS), *small.values(), adafactor)
             ),
@@ -121,7 +132,7 @@ def claims():
             "steps, at d_k = 256 (d_model = d_k) and d_k = 64 (d_model = 4 d_k).",
             "cannot learn: share of runs reaching 90% accuracy <= 0.1 at the best grid learning rate",
             tuple(
-                share(f"unscaled, {opt}, best lr={BEST_LR[s, 'none', opt]:g}, {_shape(s)}",
+                _share(f"unscaled, {opt}, best lr={BEST_LR[s, 'none', opt]:g}, {_shape(s)}",
                       Stated.at_most("cannot learn: share <= 0.1", 0.1), Measure(best[s, "none", opt], "learned"), target=0.6,
                       macro=f"trainUnscaledLearns{opt.capitalize()}{_macro_shape(s)}",
                       erratum=Erratum(Stated.at_least("learns: share > 1/2", 0.5),
@@ -139,12 +150,12 @@ def claims():
             "never learn (d_k = 256 and d_k = 64 with d_model = 4 d_k).",
             "share reaching 90% by step 38: > 1/2 scaled, < 1/2 unscaled; unscaled at the scaled head's rate: < 1/2 by step 150",
             tuple(
-                share(f"{sc}, {opt}, by step 38, {_shape(s)}", stated, Measure(best[s, sc, opt], f"learned_by_{EARLY}"),
+                _share(f"{sc}, {opt}, by step 38, {_shape(s)}", stated, Measure(best[s, sc, opt], f"learned_by_{EARLY}"),
                       macro=f"trainByStep{{}}{sc.capitalize()}{opt.capitalize()}{_macro_shape(s)}".format("ThirtyEight"))
                 for s in SHAPES[1:] for opt in OPTIMIZERS
                 for sc, stated in (("sqrt", Stated.at_least("most have: > 1/2", 0.5)), ("none", Stated.at_most("most have not: < 1/2", 0.5)))
             ) + tuple(
-                share(f"unscaled at the scaled head's lr={sim.lr:g}, {opt}, {_shape(LARGE)}",
+                _share(f"unscaled at the scaled head's lr={sim.lr:g}, {opt}, {_shape(LARGE)}",
                       Stated.at_most("most never learn: < 1/2", 0.5), Measure(sim, "learned"),
                       macro=f"trainUnscaledAtScaledRate{opt.capitalize()}")
                 for opt, sim in at_scaled_lr.items()
@@ -158,7 +169,7 @@ def claims():
             "choose, after 150 steps at the head's best grid learning rate, the key they chose at step 0.",
             "frozen: share of runs whose pattern is frozen >= 0.9",
             tuple(
-                share(f"unscaled, {opt}, best lr={BEST_LR[s, 'none', opt]:g}, {_shape(s)}",
+                _share(f"unscaled, {opt}, best lr={BEST_LR[s, 'none', opt]:g}, {_shape(s)}",
                       Stated.at_least("frozen: share >= 0.9", 0.9, strict=False), Measure(best[s, "none", opt], "pattern_frozen"),
                       target=0.8, macro=f"trainFrozen{opt.capitalize()}{_macro_shape(s)}",
                       erratum=Erratum(Stated.at_most("moves: share < 0.1", 0.1),
@@ -179,7 +190,7 @@ def claims():
                          inputs=(Measure(init[LARGE], "max_weight_0"), Measure(init[(16, 16)], "max_weight_0")),
                          derive=_difference, target=0.02),
             ) + tuple(
-                share(f"scaled, {opt}, {_shape(s)}: sharper after 150 steps", Stated.at_least("learned: most runs, > 1/2", 0.5),
+                _share(f"scaled, {opt}, {_shape(s)}: sharper after 150 steps", Stated.at_least("learned: most runs, > 1/2", 0.5),
                       Measure(best[s, "sqrt", opt], "sharpened"))
                 for s in SHAPES for opt in OPTIMIZERS
             ),
@@ -196,7 +207,7 @@ def claims():
                      target=0.02, relative=False, sd="pilot", tail_index=math.inf)
                 for s in SHAPES
             ) + tuple(
-                share(f"trained, sqrt, {opt}, {_shape(s)}", Stated.at_least("correlated: most runs, > 1/2", 0.5),
+                _share(f"trained, sqrt, {opt}, {_shape(s)}", Stated.at_least("correlated: most runs, > 1/2", 0.5),
                       Measure(best[s, "sqrt", opt], "aligned"))
                 for s in SHAPES for opt in OPTIMIZERS
             ),
