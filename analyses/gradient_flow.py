@@ -20,12 +20,13 @@ STATS = ("dwq_norm", "dwk_norm", "ds_median_row", "ds_norm", "grad_rows", "max_w
 FIGURES = {
     "gradient_flow": dict(
         width="full",
-        caption="Gradients of a fresh head (32 tokens, normalised inputs, variance-preserving projections, upstream "
+        caption="Gradients of a fresh head (32 tokens, normalised 32-wide inputs, variance-preserving projections, upstream "
         "gradient of unit norm per token) against the width, for four scalings of the scores: the Frobenius norms of "
         "dW_Q and dW_K, and the median token's score gradient. Without scaling the typical row's gradient collapses, "
-        "but the gradient reaching W_Q and W_K grows like d_k^(1/4): it is carried by the few nearly tied rows. "
+        "but the gradient reaching W_Q and W_K grows like d_k^(1/4): it is carried by the few nearly tied rows. With "
+        "d_model growing like d_k every slope rises by 1/2 (claim gradient-rate-by-shape). "
         "Monte Carlo means, 2 MCSE bars.",
-        claims=("gradient-typical-row", "gradient-to-projections", "gradient-rate-by-scaling"),
+        claims=("gradient-typical-row", "gradient-to-projections", "gradient-rate-by-scaling", "gradient-rate-by-shape"),
     ),
 }
 

@@ -231,7 +231,7 @@ _IMPLEMENTATION_MUTANTS = (
     ("backward-three-products", "the backward pass's FLOPs counted as three products' worth", dict(attention_flops=_flops_three)),
     ("overflow-cutoff-log2", "the overflow cutoff log2(max) instead of ln(max)", dict(overflow_cutoff=_cutoff_log2)),
     ("asymptotic-constant-without-ln2", "the unscaled law's constant f_G(0) instead of f_G(0) ln 2", dict(saturation_asymptotics=_asymptotics_without_ln2)),
-    ("adam-without-bias-correction", "Adam without its bias correction (first steps sqrt(1 - beta_2)/(1 - beta_1) = 0.32 of... the size)", dict(adam_update=_adam_without_bias_correction)),
+    ("adam-without-bias-correction", "Adam without its bias correction (its first step (1 - beta_1)/sqrt(1 - beta_2) = 3.2 times too large)", dict(adam_update=_adam_without_bias_correction)),
     ("adafactor-absolute-step", "Adafactor with an absolute step lr instead of lr times the parameter's RMS", dict(adafactor_update=_adafactor_absolute_step)),
     ("targets-from-wrong-key", "the training targets taken from the query's own position, v_i, instead of its key's, v_pi(i)", dict(retrieval_targets=_targets_unpermuted)),
     ("asymptotic-gap-density-unordered", "the gap density at zero over unordered pairs, T(T-1)/2", dict(saturation_asymptotics=_asymptotics_pairs_unordered)),
