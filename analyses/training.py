@@ -191,7 +191,7 @@ def figures(out):
         ax.set_xlabel("step")
         ax.set_ylabel(label)
     axes[1].set_ylim(-0.05, 1.05)
-    axes[0].legend(fontsize=6)
+    axes[2].legend(fontsize=6, loc="lower right")
     figs["training_curves"] = fig
 
     fig, axes = figure("full", height=2.4, ncols=2)
