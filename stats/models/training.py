@@ -189,7 +189,7 @@ def _positive_lr(lr, ndim):
     except (TypeError, ValueError):
         raise TypeError(f"lr must be a positive number or an array of them; got {lr!r}") from None
     if arr.ndim > ndim or not np.all(np.isfinite(arr)) or np.any(arr <= 0):
-        raise ValueError(f"lr must be finite and > 0 (a number, or one per run broadcasting against g); got {lr!r}")
+        raise ValueError(f"lr must be finite and > 0 (a number, or one per run); got {lr!r}")
     return arr
 
 
@@ -210,16 +210,9 @@ def retrieval_targets(V, perm):
     return np.take_along_axis(V, perm[:, :, None], axis=1)
 
 
-def _episode(rng, n_keys, d_model, noise):
-    """Keys X, unit-variance noisy queries in a random order, and the permutation."""
-    X = rng.standard_normal((n_keys, d_model))
-    perm = rng.permutation(n_keys)
-    Xq = (X[perm] + noise * rng.standard_normal((n_keys, d_model))) / math.sqrt(1.0 + noise * noise)
-    return X, Xq, perm
-
-
 def _episodes(rngs, n_keys, d_model, noise):
-    """One episode per run, each from its own stream (the draws of :func:`_episode`, written in place)."""
+    """One episode per run, each from its own stream: keys X, unit-variance noisy queries
+    in a random order, and the permutation, written in place."""
     X = np.empty((len(rngs), n_keys, d_model))
     Xq = np.empty_like(X)
     perm = np.empty((len(rngs), n_keys), dtype=np.int64)
@@ -410,16 +403,9 @@ _OWN_FORMULAS = SimpleNamespace(attention_backward=attention_backward, softmax_v
 
 
 def _check_lr(lr, n_runs):
-    if isinstance(lr, (str, bytes, bool)):
-        raise TypeError(f"lr must be a positive number or one per run; got {lr!r}")
-    try:
-        lr = np.asarray(lr, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise TypeError(f"lr must be a positive number or one per run; got {lr!r}") from None
-    if lr.ndim > 1 or (lr.ndim == 1 and lr.shape[0] != n_runs):
+    lr = _positive_lr(lr, 1)
+    if lr.ndim == 1 and lr.shape[0] != n_runs:
         raise ValueError(f"lr must be one number or one per run ({n_runs}); got shape {lr.shape}")
-    if not np.all(np.isfinite(lr)) or np.any(lr <= 0):
-        raise ValueError(f"lr must be finite and > 0; got {lr}")
     return np.broadcast_to(lr, (n_runs,)).copy()
 
 

@@ -37,8 +37,7 @@ SHAPES = ((16, 16), (256, 256), (64, 256))
 LARGE = (256, 256)
 #: The best grid learning rate per (shape, scaling, optimiser), from the pilot sweep.
 BEST_LR = {
-    ((16, 16), "sqrt", "sgd"): 3.0, ((16, 16), "none", "sgd"): 1.0,
-    ((16, 16), "sqrt", "adam"): 3e-2, ((16, 16), "none", "adam"): 3e-2,
+    ((16, 16), "sqrt", "sgd"): 3.0, ((16, 16), "sqrt", "adam"): 3e-2,
     ((256, 256), "sqrt", "sgd"): 3.0, ((256, 256), "none", "sgd"): 0.3,
     ((256, 256), "sqrt", "adam"): 1e-2, ((256, 256), "none", "adam"): 3e-3,
     ((64, 256), "sqrt", "sgd"): 3.0, ((64, 256), "none", "sgd"): 0.3,
