@@ -295,19 +295,18 @@ def training_benchmarks(reps):
     A step's time is the difference of two runs of S and 2S steps over S (so the start-up
     and the probe measurements cancel); the products are the step's ten: three projections,
     the scores and the output, dV, dA, dQ, dK, and the two weight gradients, on the same shapes.
+    The step is also taken apart, each part timed beside the products: its forward and
+    backward pass (the loss, the section's backward, the weight gradients), the fresh
+    episode's draws, and the rest (the optimiser's update and the divergence check).
     """
     from threadpoolctl import threadpool_limits
 
-    from stats.models.training import train_heads
+    from stats.models import training
 
     R, T, S = 16, 32, 10
     rows = []
     with threadpool_limits(1):
-        for d, optimizer, target in ((256, "sgd", "<= 1.5"), (256, "adam", "<= 1.5"), (64, "sgd", ""), (64, "adam", "")):
-            def train(steps):
-                train_heads([np.random.default_rng([5, i]) for i in range(R)], d_k=d, d_model=d, scaling="sqrt",
-                            optimizer=optimizer, lr=1e-2, steps=steps)
-
+        for d in (256, 64):
             rng = np.random.default_rng(0)
             X, Xq = rng.standard_normal((2, R, T, d))
             W = rng.standard_normal((3, R, d, d))
@@ -321,26 +320,50 @@ def training_benchmarks(reps):
                 dQ, dK = dA @ K, np.swapaxes(dA, 1, 2) @ Q
                 np.swapaxes(Xq, 1, 2) @ dQ, np.swapaxes(X, 1, 2) @ dK
 
-            def step():
-                t0 = time.perf_counter()
-                train(S)
-                t1 = time.perf_counter()
-                train(2 * S)
-                return (time.perf_counter() - t1) - (t1 - t0)
+            rngs = [np.random.default_rng([5, i]) for i in range(R)]
+            heads = training._Heads(rngs, d, d, "sqrt", T)
+            episode = training._episodes(rngs, T, d, training.QUERY_NOISE)
 
-            ratios, steps, prods = [], [], []
-            for _ in range(max(3, reps // 3)):
-                per_step = step() / S
+            def per_call(f, number=S):
                 t0 = time.perf_counter()
-                for _ in range(S):
-                    products()
-                per_products = (time.perf_counter() - t0) / S
-                ratios.append(per_step / per_products)
-                steps.append(per_step)
-                prods.append(per_products)
-            rows.append(row(f"training step / its matrix products, {optimizer}, d_k = d_model = {d}", statistics.median(ratios),
-                            target, "ratio", f"{R} runs, T={T}, one thread: step {statistics.median(steps) * 1e3:.1f} ms, "
-                            f"products {statistics.median(prods) * 1e3:.1f} ms"))
+                for _ in range(number):
+                    f()
+                return (time.perf_counter() - t0) / number
+
+            parts = {"forward and backward": lambda: training._loss_and_grads(heads, *episode, training._OWN_FORMULAS),
+                     "episode draws": lambda: training._episodes(rngs, T, d, training.QUERY_NOISE)}
+            for optimizer in ("sgd", "adam"):
+                def train(steps):
+                    training.train_heads([np.random.default_rng([5, i]) for i in range(R)], d_k=d, d_model=d, scaling="sqrt",
+                                         optimizer=optimizer, lr=1e-2, steps=steps)
+
+                def step():
+                    t0 = time.perf_counter()
+                    train(S)
+                    t1 = time.perf_counter()
+                    train(2 * S)
+                    return ((time.perf_counter() - t1) - (t1 - t0)) / S
+
+                times = {k: [] for k in ("step", "products", *parts)}
+                for _ in range(max(3, reps // 3)):
+                    times["step"].append(step())
+                    times["products"].append(per_call(products))
+                    for name, f in parts.items():
+                        times[name].append(per_call(f))
+                med = {k: statistics.median(v) for k, v in times.items()}
+                ratios = [s / p for s, p in zip(times["step"], times["products"])]
+                rest = med["step"] - med["forward and backward"] - med["episode draws"]
+                target = "<= 1.5" if d == 256 else ""
+                rows.append(row(f"training step / its matrix products, {optimizer}, d_k = d_model = {d}", statistics.median(ratios),
+                                target, "ratio", f"{R} runs, T={T}, one thread: step {med['step'] * 1e3:.1f} ms = forward and "
+                                f"backward {med['forward and backward'] * 1e3:.1f} + episode draws {med['episode draws'] * 1e3:.1f} "
+                                f"+ update and divergence check {rest * 1e3:.1f} ms; products {med['products'] * 1e3:.1f} ms"))
+                if optimizer == "sgd":
+                    fb = [f / p for f, p in zip(times["forward and backward"], times["products"])]
+                    rows.append(row(f"training step's forward and backward pass / its matrix products, d_k = d_model = {d}",
+                                    statistics.median(fb), target, "ratio",
+                                    f"{R} runs, T={T}, one thread: the loss, the section's attention_backward and the weight "
+                                    f"gradients, {med['forward and backward'] * 1e3:.1f} ms; products {med['products'] * 1e3:.1f} ms"))
     return rows
 
 

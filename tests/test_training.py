@@ -125,6 +125,37 @@ def test_adam_matches_torch_for_several_steps():
         np.testing.assert_allclose(w, p.detach().numpy(), rtol=1e-12, atol=1e-15)
 
 
+@pytest.mark.parametrize("lr_shape", [(), (16, 1, 1), (16, 300, 200)])
+def test_adam_in_cache_blocks_is_the_textbook_formula_to_the_bit(lr_shape):
+    # 16 x 300 x 200 entries span several cache blocks, the last one partial.
+    rng = np.random.default_rng(3)
+    lr = 1e-2 * np.exp(rng.uniform(-1, 1, lr_shape)) if lr_shape else 1e-2
+    state, m, v = {}, 0.0, 0.0
+    for t in range(1, 4):
+        g = rng.standard_normal((16, 300, 200))
+        step = adam_update(g, state, t, lr)
+        m = m * 0.9 + g * (1 - 0.9)
+        v = v * 0.999 + (g * g) * (1 - 0.999)
+        expected = m / (np.sqrt(v) * (1.0 / math.sqrt(1 - 0.999**t)) + 1e-8) * (-lr / (1 - 0.9**t))
+        assert np.array_equal(step, expected)
+
+
+def test_the_step_applied_in_blocks_reports_each_runs_extremes_and_its_nan():
+    from stats.models.training import _apply_step
+
+    rng = np.random.default_rng(4)
+    w, g = rng.standard_normal((2, 5, 300, 100))
+    g[3, 299, 99] = np.nan  # in the last block of run 3
+    lr = np.arange(1, 6, dtype=float).reshape(5, 1, 1)
+    new, lo, hi = _apply_step(w, g, np.empty_like(w), scale=-lr)
+    expected = w + g * -lr
+    assert np.array_equal(new, expected, equal_nan=True)
+    assert np.isnan(lo[3]) and np.isnan(hi[3])
+    keep = [0, 1, 2, 4]
+    assert np.array_equal(lo[keep], expected[keep].reshape(4, -1).min(axis=1))
+    assert np.array_equal(hi[keep], expected[keep].reshape(4, -1).max(axis=1))
+
+
 def test_adafactor_steps_are_relative_and_clipped():
     rng = np.random.default_rng(1)
     for scale in (1e-2, 1.0, 30.0):

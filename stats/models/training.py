@@ -114,24 +114,49 @@ def adam_update(g, state, t, lr, *, betas=ADAM_BETAS, eps=ADAM_EPS):
     b1, b2 = betas
     if "m" not in state:
         state["m"], state["v"] = np.zeros_like(g), np.zeros_like(g)
-        state["step"], state["scratch"] = np.empty_like(g), np.empty_like(g)
+        state["step"] = np.empty_like(g)
     elif state["m"].shape != g.shape:
         raise ValueError(f"g has shape {g.shape}; the state holds moments of shape {state['m'].shape}")
-    m, v, step, scratch = state["m"], state["v"], state["step"], state["scratch"]
-    # In place, on the state's own buffers (the returned step is overwritten by the next call).
-    m *= b1
-    np.multiply(g, 1 - b1, out=scratch)
-    m += scratch
-    v *= b2
-    np.multiply(g, g, out=scratch)
-    scratch *= 1 - b2
-    v += scratch
-    np.sqrt(v, out=step)
-    step *= 1.0 / math.sqrt(1 - b2**t)
-    step += eps
-    np.divide(m, step, out=step)
-    step *= -lr / (1 - b1**t)
-    return step
+    n = g.shape[0] if g.ndim else 1
+    m, v, step, g2 = (a.reshape(n, -1) for a in (state["m"], state["v"], state["step"], g))
+    lr = _per_row(lr, g.shape, n)
+    c2, c1 = 1.0 / math.sqrt(1 - b2**t), -lr / (1 - b1**t)
+    # Block by block, so that the twelve operations run on blocks that stay in cache: the
+    # arrays are read and written once each, not once an operation (the same arithmetic).
+    width = max(1, _BLOCK_ENTRIES // n)
+    scratch = np.empty((n, min(width, m.shape[1])))
+    for lo in range(0, m.shape[1], width):
+        cols = slice(lo, lo + width)
+        mb, vb, gb, sb = m[:, cols], v[:, cols], g2[:, cols], step[:, cols]
+        c1b = c1 if c1.shape[1] == 1 else c1[:, cols]
+        xb = scratch[:, : mb.shape[1]]
+        mb *= b1
+        np.multiply(gb, 1 - b1, out=xb)
+        mb += xb
+        vb *= b2
+        np.multiply(gb, gb, out=xb)
+        xb *= 1 - b2
+        vb += xb
+        np.sqrt(vb, out=sb)
+        sb *= c2
+        sb += eps
+        np.divide(mb, sb, out=sb)
+        sb *= c1b
+    return state["step"]
+
+
+#: Entries of one cache block of :func:`adam_update` and :func:`_apply_step` (1 MiB of float64).
+_BLOCK_ENTRIES = 1 << 17
+
+
+def _per_row(lr, shape, n):
+    """``lr`` (broadcastable to ``shape``) as an ``(n, 1)`` column, or as ``(n, entries)`` when it varies within a run."""
+    lr = np.asarray(lr, dtype=np.float64)
+    if lr.ndim == 0 or lr.size == 1:
+        return lr.reshape(1, 1)
+    if lr.ndim <= len(shape) and all(k == 1 for k in lr.shape[1:]) and lr.shape[0] in (1, n) and lr.ndim == len(shape):
+        return lr.reshape(-1, 1)
+    return np.broadcast_to(lr, shape).reshape(n, -1)
 
 
 def adafactor_update(g, w, state, t, lr, *, eps=ADAFACTOR_EPS, clip=1.0, decay=0.8):
@@ -170,6 +195,27 @@ def adafactor_update(g, w, state, t, lr, *, eps=ADAFACTOR_EPS, clip=1.0, decay=0
     u = u / np.maximum(1.0, rms_u / clip)
     rms_w = np.sqrt(np.mean(w * w, axis=axes, keepdims=True)) if axes else np.abs(w)
     return -lr * np.maximum(eps2, rms_w) * u
+
+
+def _apply_step(w, step, out, *, scale=None):
+    """``out = w + step`` (``w + scale * step`` when ``scale`` is given), block by block, and
+    each run's smallest and largest new entry (NaN when one is NaN)."""
+    n = w.shape[0]
+    w2, s2, o2 = (a.reshape(n, -1) for a in (w, step, out))
+    scale = None if scale is None else _per_row(scale, w.shape, n)
+    lo, hi = np.full(n, np.inf), np.full(n, -np.inf)
+    width = max(1, _BLOCK_ENTRIES // n)
+    for start in range(0, w2.shape[1], width):
+        cols = slice(start, start + width)
+        ob = o2[:, cols]
+        if scale is None:
+            np.add(w2[:, cols], s2[:, cols], out=ob)
+        else:
+            np.multiply(s2[:, cols], scale if scale.shape[1] == 1 else scale[:, cols], out=ob)
+            np.add(w2[:, cols], ob, out=ob)
+        np.minimum(lo, ob.min(axis=1), out=lo)
+        np.maximum(hi, ob.max(axis=1), out=hi)
+    return out, lo, hi
 
 
 def _finite_array(x, name):
@@ -482,19 +528,20 @@ def train_heads(rngs, *, d_k, d_model, scaling="sqrt", optimizer="adam", lr, ste
         _, right, grads = _loss_and_grads(heads, *_episodes(rngs, n_keys, d_model, noise), formulas)
         first[(first > steps) & (right >= ACCURACY_TARGET) & live] = t
         new = {}
+        ok = live.copy()
         for name, w in heads.params.items():
             g = grads[name]
             lr_w = lr.reshape((-1,) + (1,) * (g.ndim - 1))
+            buffer = spare.setdefault(name, np.empty_like(w))
             with np.errstate(over="ignore", invalid="ignore"):
                 if optimizer == "sgd":
-                    g *= -lr_w
-                    new[name] = np.add(w, g, out=g)
+                    new[name], lo, hi = _apply_step(w, g, buffer, scale=-lr_w)
                 elif optimizer == "adam":
                     step = formulas.adam_update(g, states[name], t, lr_w)
                     if t == 1:  # bias-corrected: m_hat = g, v_hat = g^2, so the step is -lr g / (|g| + eps)
                         err = np.abs(step + lr_w * g / (np.abs(g) + ADAM_EPS)) / (STEP_TOLERANCE * lr_w)
                         out["adam_first_step"] = np.maximum(out["adam_first_step"], err.reshape(n, -1).max(axis=1))
-                    new[name] = np.add(w, step, out=spare.setdefault(name, np.empty_like(w)))
+                    new[name], lo, hi = _apply_step(w, step, buffer)
                 else:
                     step = formulas.adafactor_update(g, w, states[name], t, lr)
                     # Clipped at d = 1, the step's RMS is at most lr * max(eps2, RMS(w)).
@@ -503,17 +550,14 @@ def train_heads(rngs, *, d_k, d_model, scaling="sqrt", optimizer="adam", lr, ste
                     rms_w = np.sqrt(np.mean(w * w, axis=axes)) if axes else np.abs(w)
                     rel = size / (lr * np.maximum(ADAFACTOR_EPS[1], rms_w) * (1 + STEP_TOLERANCE))
                     out["adafactor_step"] = np.maximum(out["adafactor_step"], np.where(live, rel, 0.0))
-                    new[name] = w + step
-        ok = live.copy()
-        for w in new.values():
-            # NaN fails the comparisons, so a non-finite parameter counts as diverged too.
-            flat = w.reshape(n, -1)
-            ok &= (flat.max(axis=1) <= DIVERGENCE_BOUND) & (flat.min(axis=1) >= -DIVERGENCE_BOUND)
+                    new[name], lo, hi = _apply_step(w, step, buffer)
+            # NaN fails the comparisons (and survives the block-wise min and max), so a
+            # non-finite parameter counts as diverged too.
+            ok &= (hi <= DIVERGENCE_BOUND) & (lo >= -DIVERGENCE_BOUND)
         diverged_at[live & ~ok] = t
         if ok.all():
             for name in new:  # the old arrays become next step's buffers
-                if name in spare:
-                    spare[name] = heads.params[name]
+                spare[name] = heads.params[name]
             heads.params = new
         else:
             live &= ok
