@@ -153,8 +153,10 @@ calibrate: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
+# BASELINE=<commit> times that commit's cold build and draft beside this one's (default: the build before
+# the training claims; BASELINE=none skips).
 bench: $(STAMP)
-	$(BIN)/python -m benchmarks --out $(OUT)
+	$(BIN)/python -m benchmarks --out $(OUT) $(if $(BASELINE),--baseline $(BASELINE))
 
 clean:
 	rm -rf $(OUT)/data $(OUT)/figures $(OUT)/.deps $(OUT)/*.csv $(OUT)/*.json $(OUT)/*.tex $(OUT)/*.pdf $(OUT)/*.html \

@@ -518,32 +518,75 @@ def per_row_costs(reps):
 # ------------------------------------------------------------------ the report build
 
 
-def report_benchmarks():
+#: The build the training claims and study were allowed to double (issue 17): the last
+#: commit before them.  ``make bench BASELINE=<commit>`` times another one; ``none`` skips.
+BUILD_BASELINE = "f0159c8"
+
+
+def report_benchmarks(baseline=BUILD_BASELINE):
+    """The report build's cold, warm, restyle and draft times; with a ``baseline`` commit, its
+    cold build and draft too, each timed right after this commit's, and their ratios."""
     rows = []
     tmp = Path(tempfile.mkdtemp(prefix="bench-report-"))
     env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS")}
 
-    def make(*args):
+    def make(*args, cwd=ROOT, extra_env=None):
         t0 = time.perf_counter()
-        r = subprocess.run(["make", "--no-print-directory", *args, f"OUT={tmp}"], cwd=ROOT, capture_output=True, text=True, env=env)
+        r = subprocess.run(["make", "--no-print-directory", *args], cwd=cwd, capture_output=True, text=True,
+                           env={**env, **(extra_env or {})})
         if r.returncode != 0:
-            raise RuntimeError(f"make {' '.join(args)} failed:\n{r.stdout[-2000:]}\n{r.stderr[-2000:]}")
+            raise RuntimeError(f"make {' '.join(args)} in {cwd} failed:\n{r.stdout[-2000:]}\n{r.stderr[-2000:]}")
         return time.perf_counter() - t0
 
     try:
-        rows.append(absolute_row("make reports, cold, book quality", make("reports"), "reports-cold", "every study, verify with mutants, the page"))
-        rows.append(absolute_row("make reports, warm, nothing to do", make("reports"), "reports-warm", ""))
+        old = _baseline_tree(baseline, tmp) if baseline else None
+        if isinstance(old, str):
+            rows.append(row(f"make reports, this commit / {baseline}", math.nan, "<= 2", "ratio", f"not timed: {old}"))
+            old = None
+
+        def old_make(*args):
+            # The baseline's own code (its folder first on the path), with this checkout's virtual environment.
+            return make(*args, f"VENV={ROOT / '.venv'}", cwd=old, extra_env={"PYTHONPATH": str(old)})
+
+        cold = make("reports", f"OUT={tmp}")
+        rows.append(absolute_row("make reports, cold, book quality", cold, "reports-cold", "every study, verify with mutants, the page"))
+        if old:
+            old_cold = old_make("reports", f"OUT={tmp}/old")
+            rows.append(row(f"make reports, cold: this commit / {baseline}", cold / old_cold, "<= 2", "ratio",
+                            f"{cold:.0f} s / {old_cold:.0f} s, one after the other"))
+        rows.append(absolute_row("make reports, warm, nothing to do", make("reports", f"OUT={tmp}"), "reports-warm", ""))
         style = ROOT / "analyses" / "_style.py"
         st = style.stat()
         os.utime(style)  # a restyle: the style module is newer than every render
         try:
-            rows.append(absolute_row("make reports after touching the style module", make("reports"), "reports-restyle", "re-renders, never re-simulates"))
+            rows.append(absolute_row("make reports after touching the style module", make("reports", f"OUT={tmp}"),
+                                     "reports-restyle", "re-renders, never re-simulates"))
         finally:
             os.utime(style, ns=(st.st_atime_ns, st.st_mtime_ns))
-        rows.append(absolute_row("make reports QUICK=1, cold draft", make("reports", "QUICK=1", f"OUT={tmp}/quick"), "reports-quick", ""))
+        quick = make("reports", "QUICK=1", f"OUT={tmp}/quick")
+        rows.append(absolute_row("make reports QUICK=1, cold draft", quick, "reports-quick", ""))
+        if old:
+            old_quick = old_make("reports", "QUICK=1", f"OUT={tmp}/old-quick")
+            rows.append(row(f"make reports QUICK=1: this commit / {baseline}", quick / old_quick, "<= 2", "ratio",
+                            f"{quick:.0f} s / {old_quick:.0f} s, one after the other"))
     finally:
+        if baseline:
+            subprocess.run(["git", "worktree", "remove", "--force", str(tmp / "baseline")], cwd=ROOT, capture_output=True)
         shutil.rmtree(tmp, ignore_errors=True)
     return rows
+
+
+def _baseline_tree(commit, tmp):
+    """A checkout of ``commit`` under ``tmp`` (a git worktree) that builds with this checkout's
+    virtual environment; or, when there is none to be had, why (a string)."""
+    where = tmp / "baseline"
+    r = subprocess.run(["git", "worktree", "add", "--detach", str(where), commit], cwd=ROOT, capture_output=True, text=True)
+    if r.returncode != 0:
+        return f"no commit {commit} here ({r.stderr.strip().splitlines()[-1] if r.stderr.strip() else 'git failed'})"
+    # The stamp, newer than the checkout's pyproject.toml, tells its make that the environment
+    # is installed (this one's make has just installed it from this commit's pyproject.toml).
+    (ROOT / ".venv" / ".installed").touch()
+    return where
 
 
 def _blas():
@@ -563,7 +606,10 @@ def build_parser():
     p.add_argument("--out", default="reports", help="output folder for bench.csv (default: reports)")
     p.add_argument("--reps", type=int, default=15, help="timed pairs per ratio (default 15; at least 3)")
     p.add_argument("--quick", action="store_true", help="fewer repetitions, no full verify and no report build")
-    p.add_argument("--skip-reports", action="store_true", help="do not time the report build (about 5 minutes)")
+    p.add_argument("--skip-reports", action="store_true", help="do not time the report build (about 8 minutes)")
+    p.add_argument("--baseline", default=BUILD_BASELINE, metavar="COMMIT",
+                   help=f"also time this commit's cold build and draft beside this one's (default {BUILD_BASELINE}, "
+                        "the build before the training claims; 'none' skips)")
     return p
 
 
@@ -589,7 +635,7 @@ def _run(args, p, writable_dir):
     rows = sampler_benchmarks(reps) + attention_benchmarks(reps) + training_benchmarks(reps) + per_row_costs(reps)
     rows += parallel_benchmarks(out, args.quick)
     if not (args.quick or args.skip_reports):
-        rows += report_benchmarks()
+        rows += report_benchmarks(None if args.baseline == "none" else args.baseline)
     rows += dask_benchmarks(args.quick)  # last: see its docstring
     reference, ref_rows = reference_rows(ref_start, time_reference())
     seconds = [f"{r['benchmark']} {r['value']:.1f} s" for r in rows if r.get("reference_key")]

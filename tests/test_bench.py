@@ -35,3 +35,9 @@ def test_reference_workload_is_deterministic():
     a, b = run(), run()
     assert a == b and math.isfinite(a)
     assert bench.time_reference(repeats=1, blocks=1, products=1) > 0
+
+
+def test_a_baseline_commit_that_is_not_here_is_a_reason_not_a_crash(tmp_path):
+    why = bench._baseline_tree("0" * 40, tmp_path)
+    assert isinstance(why, str) and "no commit" in why
+    assert not (tmp_path / "baseline").exists()
