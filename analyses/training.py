@@ -35,6 +35,7 @@ WIDE_RUNS = 8
 STATS = (
     ("learned", "steps_to_accuracy", "diverged", "max_logit_final", "q_square_final", "k_square_final")
     + tuple(f"{name}_{k}" for name in PROBE_STATISTICS for k in range(CHECKPOINTS))
+    + tuple(f"learned_by_{k}" for k in range(CHECKPOINTS))
 )
 OPT_LABELS = {"sgd": "SGD", "adam": "Adam"}
 FIGURES = {
@@ -56,10 +57,13 @@ FIGURES = {
     ),
     "training_curves": dict(
         width="full",
-        caption="Training at d_k = d_model = 256, each head at its best grid learning rate: the probe loss, the share "
-        "of probe queries still choosing the key they chose at step 0 ('frozen'), and the mean largest weight, "
-        "against the step. The unscaled head starts one-hot and is not frozen: its choices leave their initial keys "
-        "as it learns, more slowly than the scaled head's. Bands 2 MCSE.",
+        caption="Training at d_k = d_model = 256, each head at its best grid learning rate, against the step: the share "
+        "of runs that have not yet answered a training episode with 90% accuracy (the survival curve of the steps to "
+        "accuracy; no run is censored before the budget, so this is its Kaplan-Meier estimate), the probe loss, the "
+        "share of probe queries still choosing the key they chose at step 0 ('frozen'), and the mean largest weight. "
+        "The unscaled head starts one-hot and is not frozen: its choices leave their initial keys as it learns, more "
+        "slowly than the scaled head's. Legend: scaling, optimiser, learning rate. 8 runs a curve; bands 2 MCSE (clipped to "
+        "[0, 1] for shares).",
         claims=("training-frozen-pattern", "training-sharpness-learned"),
     ),
     "training_alignment": dict(
@@ -123,9 +127,13 @@ def _at(data, statistic, **where):
     return g
 
 
-def _band(ax, x, mean, mcse, color, label=None, ls="-"):
+def _band(ax, x, mean, mcse, color, label=None, ls="-", share=False):
+    """A curve with its 2-MCSE band (clipped to [0, 1] for a share)."""
     ax.plot(x, mean, ls, color=color, lw=1.1, marker="o", ms=2.4, label=label)
-    ax.fill_between(x, mean - 2 * mcse, mean + 2 * mcse, color=color, alpha=0.18, lw=0)
+    lo, hi = mean - 2 * mcse, mean + 2 * mcse
+    if share:
+        lo, hi = np.clip(lo, 0, 1), np.clip(hi, 0, 1)
+    ax.fill_between(x, lo, hi, color=color, alpha=0.18, lw=0)
 
 
 def figures(out):
@@ -176,22 +184,26 @@ def figures(out):
     figs["training_steps"] = fig
 
     d_big = max(d for d, m in shapes if d == m)
-    fig, axes = figure("full", height=2.4, ncols=3)
+    fig, axes = figure("full", height=2.4, ncols=4)
     for opt, ls in (("sgd", "--"), ("adam", "-")):
         for sc in ("none", "sqrt"):
             r = best[(best["d_k"] == d_big) & (best["d_model"] == d_big) & (best["optimizer"] == opt) & (best["scaling"] == sc)]
             if not len(r):
                 continue
             lr = float(r["lr"].iloc[0])
-            for ax, name in zip(axes, ("loss", "frozen", "max_weight")):
+            for ax, name in zip(axes, ("learned_by", "loss", "frozen", "max_weight")):
                 g = pd.concat([_at(data, f"{name}_{k}", d_k=d_big, d_model=d_big, optimizer=opt, scaling=sc, lr=lr) for k in range(CHECKPOINTS)])
-                _band(ax, marks["step"].to_numpy(), g["mean"].to_numpy(), g["mcse"].to_numpy(), SCALING_COLORS[sc],
-                      f"{SCALING_LABELS[sc]}, {OPT_LABELS[opt]} (lr {lr:g})", ls=ls)
-    for ax, label in zip(axes, ("probe loss", "share of queries on their step-0 key", "mean largest weight")):
+                mean = g["mean"].to_numpy()
+                _band(ax, marks["step"].to_numpy(), 1 - mean if name == "learned_by" else mean, g["mcse"].to_numpy(),
+                      SCALING_COLORS[sc], f"{SCALING_LABELS[sc]}, {OPT_LABELS[opt]}, {lr:g}", ls=ls,
+                      share=name in ("learned_by", "frozen"))
+    for ax, label in zip(axes, ("runs not yet at 90% accuracy", "probe loss", "share of queries on their step-0 key",
+                                "mean largest weight")):
         ax.set_xlabel("step")
         ax.set_ylabel(label)
-    axes[1].set_ylim(-0.05, 1.05)
-    axes[2].legend(fontsize=6, loc="lower right")
+    for ax in (axes[0], axes[2]):
+        ax.set_ylim(-0.05, 1.05)
+    axes[3].legend(fontsize=5, loc="lower right", handlelength=1.8, labelspacing=0.3, borderpad=0.3)
     figs["training_curves"] = fig
 
     fig, axes = figure("full", height=2.4, ncols=2)
