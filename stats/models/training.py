@@ -154,7 +154,7 @@ def _per_row(lr, shape, n):
     lr = np.asarray(lr, dtype=np.float64)
     if lr.ndim == 0 or lr.size == 1:
         return lr.reshape(1, 1)
-    if lr.ndim <= len(shape) and all(k == 1 for k in lr.shape[1:]) and lr.shape[0] in (1, n) and lr.ndim == len(shape):
+    if lr.ndim == len(shape) and lr.shape[0] == n and all(k == 1 for k in lr.shape[1:]):
         return lr.reshape(-1, 1)
     return np.broadcast_to(lr, shape).reshape(n, -1)
 
