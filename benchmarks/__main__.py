@@ -629,6 +629,8 @@ def main(argv=None):
 def _run(args, p, writable_dir):
     if args.reps < 3:
         p.error("--reps must be at least 3 (a median of fewer pairs is noise)")
+    if not args.baseline or args.baseline.startswith("-"):
+        p.error(f"--baseline must be a commit (a hash, tag or branch) or 'none'; got {args.baseline!r}")
     out = writable_dir(args.out, p)
     reps = 5 if args.quick else args.reps
     ref_start = time_reference()
