@@ -36,6 +36,7 @@ BAD = {
     ("benchmarks",): {
         "--reps": ["0", "2", "x"],
         "--out": ["/proc/version"],
+        "--baseline": ["", "-x"],
     },
 }
 

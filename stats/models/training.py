@@ -119,7 +119,7 @@ def adam_update(g, state, t, lr, *, betas=ADAM_BETAS, eps=ADAM_EPS):
         raise ValueError(f"g has shape {g.shape}; the state holds moments of shape {state['m'].shape}")
     n = g.shape[0] if g.ndim else 1
     m, v, step, g2 = (a.reshape(n, -1) for a in (state["m"], state["v"], state["step"], g))
-    lr = _per_row(lr, g.shape, n)
+    lr = _per_row(_broadcasts(lr, g.shape), g.shape, n)
     c2, c1 = 1.0 / math.sqrt(1 - b2**t), -lr / (1 - b1**t)
     # Block by block, so that the twelve operations run on blocks that stay in cache: the
     # arrays are read and written once each, not once an operation (the same arithmetic).
@@ -147,6 +147,17 @@ def adam_update(g, state, t, lr, *, betas=ADAM_BETAS, eps=ADAM_EPS):
 
 #: Entries of one cache block of :func:`adam_update` and :func:`_apply_step` (1 MiB of float64).
 _BLOCK_ENTRIES = 1 << 17
+
+
+def _broadcasts(lr, shape):
+    """``lr`` when it broadcasts to ``shape`` without enlarging it; else a ValueError naming it."""
+    try:
+        fits = np.broadcast_shapes(np.shape(lr), shape) == tuple(shape)
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(f"lr must be one number or broadcast against g's shape {tuple(shape)}; got shape {np.shape(lr)}")
+    return lr
 
 
 def _per_row(lr, shape, n):
