@@ -41,4 +41,3 @@ def test_a_baseline_commit_that_is_not_here_is_a_reason_not_a_crash(tmp_path):
     why = bench._baseline_tree("0" * 40, tmp_path)
     assert isinstance(why, str) and "no commit" in why
     assert not (tmp_path / "baseline").exists()
-

@@ -123,12 +123,9 @@ def adam_update(g, state, t, lr, *, betas=ADAM_BETAS, eps=ADAM_EPS):
     c2, c1 = 1.0 / math.sqrt(1 - b2**t), -lr / (1 - b1**t)
     # Block by block, so that the twelve operations run on blocks that stay in cache: the
     # arrays are read and written once each, not once an operation (the same arithmetic).
-    width = max(1, _BLOCK_ENTRIES // n)
-    scratch = np.empty((n, min(width, m.shape[1])))
-    for lo in range(0, m.shape[1], width):
-        cols = slice(lo, lo + width)
-        mb, vb, gb, sb = m[:, cols], v[:, cols], g2[:, cols], step[:, cols]
-        c1b = c1 if c1.shape[1] == 1 else c1[:, cols]
+    scratch = np.empty((n, min(_block_width(n), m.shape[1])))
+    for cols in _column_blocks(m):
+        mb, vb, gb, sb, c1b = (_block(a, cols) for a in (m, v, g2, step, c1))
         xb = scratch[:, : mb.shape[1]]
         mb *= b1
         np.multiply(gb, 1 - b1, out=xb)
@@ -147,6 +144,21 @@ def adam_update(g, state, t, lr, *, betas=ADAM_BETAS, eps=ADAM_EPS):
 
 #: Entries of one cache block of :func:`adam_update` and :func:`_apply_step` (1 MiB of float64).
 _BLOCK_ENTRIES = 1 << 17
+
+
+def _block_width(n):
+    return max(1, _BLOCK_ENTRIES // n)
+
+
+def _column_blocks(a):
+    """Slices of the columns of an ``(n, entries)`` array, about :data:`_BLOCK_ENTRIES` entries a block."""
+    width = _block_width(a.shape[0])
+    return (slice(lo, lo + width) for lo in range(0, a.shape[1], width))
+
+
+def _block(a, cols):
+    """Columns ``cols`` of ``a``; all of it when ``a`` is one column (a per-run factor)."""
+    return a if a.shape[1] == 1 else a[:, cols]
 
 
 def _broadcasts(lr, shape):
@@ -215,14 +227,12 @@ def _apply_step(w, step, out, *, scale=None):
     w2, s2, o2 = (a.reshape(n, -1) for a in (w, step, out))
     scale = None if scale is None else _per_row(scale, w.shape, n)
     lo, hi = np.full(n, np.inf), np.full(n, -np.inf)
-    width = max(1, _BLOCK_ENTRIES // n)
-    for start in range(0, w2.shape[1], width):
-        cols = slice(start, start + width)
+    for cols in _column_blocks(w2):
         ob = o2[:, cols]
         if scale is None:
             np.add(w2[:, cols], s2[:, cols], out=ob)
         else:
-            np.multiply(s2[:, cols], scale if scale.shape[1] == 1 else scale[:, cols], out=ob)
+            np.multiply(s2[:, cols], _block(scale, cols), out=ob)
             np.add(w2[:, cols], ob, out=ob)
         np.minimum(lo, ob.min(axis=1), out=lo)
         np.maximum(hi, ob.max(axis=1), out=hi)

@@ -51,6 +51,7 @@ def _shapes(heads, large):
          lambda sc: HeadSim(large, sc, d_model=4 * large)),
     )
 
+
 def claims():
     jac = [JacobianSim(8), JacobianSim(32)]
     spec = [SpectrumSim(d, 32, sc) for d in SPECTRUM_WIDTHS for sc in ("none", "sqrt")]
