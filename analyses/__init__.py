@@ -4,11 +4,25 @@ data under ``out/data/<study>/`` (with a checksummed manifest, written last), an
 restyle therefore never re-runs a simulation.  ``FIGURES`` gives each figure's width,
 caption and the claims it supports."""
 
-from . import asymptotics, backward_cost, gradient_flow, jacobian_spectra, overflow, saturation, score_moments, t5_steps, training
+from . import (
+    asymptotics,
+    backward_cost,
+    gradient_flow,
+    jacobian_spectra,
+    mup_transfer,
+    overflow,
+    qknorm_growth,
+    saturation,
+    score_moments,
+    t5_folding,
+    t5_steps,
+    training,
+)
 
 ANALYSES = {
     m.STUDY: m
-    for m in (score_moments, saturation, jacobian_spectra, gradient_flow, t5_steps, training, overflow, backward_cost, asymptotics)
+    for m in (score_moments, saturation, jacobian_spectra, gradient_flow, t5_steps, training, mup_transfer, qknorm_growth,
+              t5_folding, overflow, backward_cost, asymptotics)
 }
 
 

@@ -19,7 +19,7 @@ from .exact.formats import exp_overflow_threshold
 from .models.asymptotics import saturation_asymptotics
 from .models.distributions import score_distribution
 from .models.dropout import dropout_weights
-from .models.fixes import cosine_mean, cosine_moments, t5_step_ratio
+from .models.fixes import cosine_mean, cosine_moments, mup_lr_multiplier, qk_normalize, t5_fold_divisor, t5_step_ratio
 from .models.problems import attention_flops
 from .models.saturation import exact_saturation_scores, row_trace, winner_bound
 from .models.saturation_quadrature import saturation_exact, saturation_given_scale
@@ -68,6 +68,9 @@ class Formulas:
     adam_update: Callable = adam_update
     adafactor_update: Callable = adafactor_update
     retrieval_targets: Callable = retrieval_targets
+    t5_fold_divisor: Callable = t5_fold_divisor
+    qk_normalize: Callable = qk_normalize
+    mup_lr_multiplier: Callable = mup_lr_multiplier
 
 
 FORMULAS = Formulas()

@@ -159,6 +159,19 @@ def _cosine_mean_asymptote(d_k, rho=0.0):
     return float(rho)
 
 
+def _fold_without_sqrt(d_k):
+    return 1.0
+
+
+def _normalize_only_q(Q, K):
+    nq = np.linalg.norm(Q, axis=-1, keepdims=True)
+    return Q / nq, K, nq, np.ones(K.shape[:-1] + (1,))
+
+
+def _mup_lr_unscaled(d_model, base_width):
+    return 1.0
+
+
 def _t5_adam_as_sgd(optimizer, side, d_k):
     return 1.0 if side == "key" else float(d_k)
 
@@ -234,6 +247,9 @@ _IMPLEMENTATION_MUTANTS = (
     ("adam-without-bias-correction", "Adam without its bias correction (its first step (1 - beta_1)/sqrt(1 - beta_2) = 3.2 times too large)", dict(adam_update=_adam_without_bias_correction)),
     ("adafactor-absolute-step", "Adafactor with an absolute step lr instead of lr times the parameter's RMS", dict(adafactor_update=_adafactor_absolute_step)),
     ("targets-from-wrong-key", "the training targets taken from the query's own position, v_i, instead of its key's, v_pi(i)", dict(retrieval_targets=_targets_unpermuted)),
+    ("t5-fold-without-sqrt", "T5's folded initialisation without its sqrt(d_k): W_Q drawn as the key weights are, scores undivided", dict(t5_fold_divisor=_fold_without_sqrt)),
+    ("qknorm-only-q", "a QK-norm that normalises q and leaves k as it is", dict(qk_normalize=_normalize_only_q)),
+    ("mup-lr-unscaled", "muP's Adam learning rate for W_Q and W_K not scaled by d_0/d_model", dict(mup_lr_multiplier=_mup_lr_unscaled)),
     ("asymptotic-gap-density-unordered", "the gap density at zero over unordered pairs, T(T-1)/2", dict(saturation_asymptotics=_asymptotics_pairs_unordered)),
 )
 

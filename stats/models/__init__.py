@@ -9,7 +9,18 @@ from .asymptotics import gap_density, saturation_asymptotic_value, saturation_as
 from . import distributions as _distributions
 from .distributions import score_distribution
 from .dropout import DropoutSim, dropout_weights
-from .fixes import cosine_mean, cosine_moments, qknorm_gain, qknorm_logit_mean, t5_step_ratio
+from .fixes import (
+    FOLDING_OPTIMIZERS,
+    cosine_mean,
+    cosine_moments,
+    folded_query_lr_factor,
+    mup_lr_multiplier,
+    qk_normalize,
+    qknorm_gain,
+    qknorm_logit_mean,
+    t5_fold_divisor,
+    t5_step_ratio,
+)
 from .heads import HEAD_SCALINGS, HeadSim, T5Sim
 from .laws import ENTRY_LAWS, EntryLaw, entry_law, law_moment
 from .problems import BackwardSim, FlopSim, JacobianSim, StableSoftmaxSim, TiledSim, attention_flops
@@ -36,12 +47,16 @@ from .saturation_quadrature import EXACT_ACCURACY, saturation_exact, saturation_
 from .scores import SCALES, scaled_score_moments, score_central_moments, score_cumulants, score_scale, score_tail_index
 from .spectra import SpectrumSim
 from .training import (
+    FOLDING_OUTCOMES,
     TRAIN_OPTIMIZERS,
     TRAIN_SCALINGS,
+    FoldingSim,
+    LRSweepSim,
     TrainingSim,
     adafactor_update,
     adam_update,
     checkpoint_steps,
+    fold_gaps,
     retrieval_targets,
     train_heads,
 )

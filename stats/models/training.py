@@ -62,17 +62,21 @@ from .._validation import MAX_D_K, as_real_array, check_d_k, check_finite, check
 from ..exact.attention import attention_backward, softmax, softmax_vjp
 from ..engine.simulation import Simulation
 from ..engine.streams import block_generator, stream_key
-from .fixes import qknorm_gain
+from .fixes import mup_lr_multiplier, qk_normalize, qknorm_gain, t5_fold_divisor
 
 __all__ = [
     "ADAM_BETAS",
     "ADAM_EPS",
+    "FOLDING_OUTCOMES",
+    "FoldingSim",
+    "LRSweepSim",
     "TRAIN_OPTIMIZERS",
     "TRAIN_SCALINGS",
     "TrainingSim",
     "adafactor_update",
     "adam_update",
     "checkpoint_steps",
+    "fold_gaps",
     "retrieval_targets",
     "train_heads",
 ]
@@ -297,10 +301,11 @@ def _episodes(rngs, n_keys, d_model, noise):
 class _Heads:
     """The parameters of a batch of runs (``params``: the trained ones), and how they make the scores."""
 
-    def __init__(self, rngs, d_model, d_k, scaling, n_keys):
+    def __init__(self, rngs, d_model, d_k, scaling, n_keys, formulas=None):
+        self.formulas = _OWN_FORMULAS if formulas is None else formulas
         W = np.stack([r.standard_normal((3, d_model, d_k)) for r in rngs]) / math.sqrt(d_model)
         if scaling == "t5":
-            W[:, 0] /= math.sqrt(d_k)
+            W[:, 0] /= self.formulas.t5_fold_divisor(d_k)
         self.params = {"WQ": W[:, 0].copy(), "WK": W[:, 1].copy()}
         if scaling == "qknorm":
             self.params["gain"] = np.full(len(rngs), qknorm_gain(n_keys))
@@ -327,21 +332,24 @@ class _Heads:
         Q, K = self.projections(Xq, X)
         if self.scaling != "qknorm":
             return Q, K, None
-        nq = np.linalg.norm(Q, axis=2, keepdims=True)
-        nk = np.linalg.norm(K, axis=2, keepdims=True)
-        qh, kh = Q / nq, K / nk
+        qh, kh, nq, nk = self.formulas.qk_normalize(Q, K)
         return self.params["gain"][:, None, None] * qh, kh, (qh, kh, nq, nk)
 
 
-def _loss_and_grads(heads, X, Xq, perm, formulas):
-    """Loss per run, right share per run, and the gradients of the trained parameters."""
+def _loss_and_grads(heads, X, Xq, perm, formulas, seen=None, logits=False):
+    """Loss per run, right share per run, and the gradients of the trained parameters.
+
+    ``seen``, a dict, receives the episode's attention weights ``A`` and, with ``logits``,
+    each run's largest |logit| ``max_logit`` (the scores recomputed: one product more)."""
     n_runs, T, _ = X.shape
     d_v = heads.WV.shape[2]
     V = X @ heads.WV
     target = formulas.retrieval_targets(V, perm)
     if heads.scaling == "additive":
-        return _additive_loss_and_grads(heads, X, Xq, perm, V, target, formulas)
+        return _additive_loss_and_grads(heads, X, Xq, perm, V, target, formulas, seen)
     Qa, Ka, norm = heads.qk(Xq, X)
+    if logits:
+        seen["max_logit"] = np.abs(heads.scale * (Qa @ np.swapaxes(Ka, 1, 2))).max(axis=(1, 2))
     loss = np.empty(n_runs)
 
     def d_output(O):
@@ -351,6 +359,8 @@ def _loss_and_grads(heads, X, Xq, perm, formulas):
 
     dQa, dKa, _, _, A = formulas.attention_backward(Qa, Ka, V, d_output, scale=heads.scale, return_forward=True)
     right = np.mean(np.argmax(A, axis=2) == perm, axis=1)
+    if seen is not None:
+        seen["A"] = A
     grads = {}
     if norm is None:
         dQ, dK = dQa, dKa
@@ -366,7 +376,7 @@ def _loss_and_grads(heads, X, Xq, perm, formulas):
     return loss, right, grads
 
 
-def _additive_loss_and_grads(heads, X, Xq, perm, V, target, formulas):
+def _additive_loss_and_grads(heads, X, Xq, perm, V, target, formulas, seen=None):
     r"""Additive attention, :math:`s_{ij} = v^\top\tanh(W_1^\top\tilde x_i + W_2^\top x_j)`, and its backward by hand:
     :math:`dS = J^\top dA` (the section's vector-Jacobian product, :math:`dA = dO\,V^\top`),
     :math:`dv = \sum_{ij} dS_{ij} h_{ij}`, :math:`dU_{ij} = dS_{ij}\,v \odot (1 - h_{ij}^2)`,
@@ -374,6 +384,8 @@ def _additive_loss_and_grads(heads, X, Xq, perm, V, target, formulas):
     T, d_v = X.shape[1], heads.WV.shape[2]
     S, H = heads.scores(Xq, X)
     A = softmax(S)
+    if seen is not None:
+        seen["A"], seen["max_logit"] = A, np.abs(S).max(axis=(1, 2))
     err = A @ V - target
     loss = 0.5 * np.einsum("rtd,rtd->r", err, err) / (T * d_v)
     dA = (err / (T * d_v)) @ np.swapaxes(V, 1, 2)
@@ -396,6 +408,9 @@ OUTCOMES = (
     + ("pattern_frozen", "aligned", "sharpened")
     + tuple(f"learned_by_{k}" for k in range(CHECKPOINTS))
     + tuple(f"{name}_{k}" for name in PROBE_STATISTICS for k in range(CHECKPOINTS))
+    + ("unstable", "unstable_step", "onehot_before_unstable", "onehot_at_unstable", "onehot_final",
+       "max_logit_train", "large_logit", "logit_over_gain",
+       "first_step_logit_change")
 )
 
 
@@ -424,6 +439,8 @@ def _probe(heads, X, Xq, perm, formulas, initial_choice=None):
         cosine=cos.mean(axis=1),
         target_logit=np.take_along_axis(S, perm[:, :, None], axis=2)[:, :, 0].mean(axis=1),
         max_logit=np.abs(S).max(axis=(1, 2)),
+        onehot=np.mean(A.max(axis=2) >= ONE_HOT, axis=1),
+        scores=S,
         q_square=np.mean(Q * Q, axis=(1, 2)),
         k_square=np.mean(K * K, axis=(1, 2)),
     )
@@ -466,7 +483,9 @@ def _per_run(x, like):
 #: What a run calls when no ``formulas`` are given: the section's backward pass and this
 #: module's own updates and targets (:data:`stats.FORMULAS` holds the same functions).
 _OWN_FORMULAS = SimpleNamespace(attention_backward=attention_backward, softmax_vjp=softmax_vjp, adam_update=adam_update,
-                                adafactor_update=adafactor_update, retrieval_targets=retrieval_targets)
+                                adafactor_update=adafactor_update, retrieval_targets=retrieval_targets,
+                                t5_fold_divisor=t5_fold_divisor, qk_normalize=qk_normalize,
+                                mup_lr_multiplier=mup_lr_multiplier)
 
 
 def _check_lr(lr, n_runs):
@@ -476,24 +495,245 @@ def _check_lr(lr, n_runs):
     return np.broadcast_to(lr, (n_runs,)).copy()
 
 
+def _check_per_parameter(values, name, names, *, positive):
+    """``values`` (None, one number, or a dict over ``names``) as a dict of floats for every name."""
+    allowed = "> 0" if positive else ">= 0"
+    default = 1.0 if positive else ADAM_EPS
+    if values is None:
+        return dict.fromkeys(names, default)
+    if not isinstance(values, dict):
+        values = dict.fromkeys(names, values)
+    unknown = set(values) - set(names)
+    if unknown:
+        raise ValueError(f"{name} names parameters {sorted(unknown)}; this head trains {list(names)}")
+    out = {}
+    for key in names:
+        v = values.get(key, default)
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise TypeError(f"{name} must hold finite numbers {allowed}; got {v!r} for {key}")
+        if not math.isfinite(v) or (v <= 0 if positive else v < 0):
+            raise ValueError(f"{name} must hold finite numbers {allowed}; got {v!r} for {key}")
+        out[key] = float(v)
+    return out
+
+
+#: A run is *unstable* from the first step whose training-episode loss exceeds this and its own
+#: step-0 probe loss by :data:`UNSTABLE_RISE` (or is not finite), or whose parameters diverge:
+#: uniform attention loses about 1/2, a confident wrong choice about 1 (the values have
+#: unit-variance entries), so 3/4 is worse than not attending; the rise keeps a head that
+#: starts sharp (unscaled, or QK-norm's gain at a small d_k) from counting as diverged at step 1.
+UNSTABLE_LOSS = 0.75
+UNSTABLE_RISE = 0.25
+#: A logit this large makes a weight e^100 times its row's others: far past one-hot.
+LARGE_LOGIT = 100.0
+#: A row is nearly one-hot when its largest weight is at least this.
+ONE_HOT = 0.99
+#: Rounding allowance of ``|g q.k|/|g| <= 1`` for unit q and k (the dot product's d_k u, for d_k <= 4096).
+LOGIT_TOLERANCE = 1e-12
+
+
+class _Trainer:
+    """A batch of runs advanced one step at a time (:func:`train_heads` is its loop)."""
+
+    def __init__(self, rngs, *, d_k, d_model, scaling, optimizer, lr, steps, n_keys, noise, formulas, lr_factors,
+                 adam_eps, track_logits):
+        self.rngs, self.n_keys, self.d_model, self.noise, self.formulas = rngs, n_keys, d_model, noise, formulas
+        self.optimizer, self.steps, self.track = optimizer, steps, track_logits
+        self.n = n = len(rngs)
+        self.lr = lr
+        self.heads = heads = _Heads(rngs, d_model, d_k, scaling, n_keys, formulas)
+        names = tuple(heads.params)
+        factors = _check_per_parameter(lr_factors, "lr_factors", names, positive=True)
+        self.eps = _check_per_parameter(adam_eps, "adam_eps", names, positive=False)
+        # A factor of exactly 1 leaves the learning rate's array as it was (the same bits).
+        self.rates = {k: lr if f == 1.0 else lr * f for k, f in factors.items()}
+        self.probe = probe = _episodes(rngs, n_keys, d_model, noise)
+        self.initial, start = _probe(heads, *probe, formulas)
+        self.start_scores = start["scores"]
+        out = {"q_square_init": start["q_square"], "k_square_init": start["k_square"],
+               "gradient_error": _directional_check(heads, probe, formulas),
+               "adam_first_step": np.zeros(n), "adafactor_step": np.zeros(n),
+               "max_logit_train": np.zeros(n), "logit_over_gain": np.zeros(n), "first_step_logit_change": np.zeros(n),
+               "onehot_before_unstable": np.zeros(n), "onehot_at_unstable": np.zeros(n), "onehot_final": start["onehot"]}
+        self.marks = checkpoint_steps(steps)
+        for k in (k for k, m in enumerate(self.marks) if m == 0):
+            for name in PROBE_STATISTICS:
+                out[f"{name}_{k}"] = start[name]
+        out["max_logit_final"] = start["max_logit"]
+        out["q_square_final"], out["k_square_final"] = start["q_square"], start["k_square"]
+        self.out = out
+        self.previous_onehot = start["onehot"]
+        self.unstable_loss = np.maximum(UNSTABLE_LOSS, start["loss"] + UNSTABLE_RISE)
+        self.states = {name: {} for name in heads.params}
+        self.spare = {}
+        self.first = np.full(n, steps + 1, dtype=np.int64)
+        self.diverged_at = np.full(n, steps + 1, dtype=np.int64)
+        self.unstable_at = np.full(n, steps + 1, dtype=np.int64)
+        self.live = np.ones(n, dtype=bool)
+
+    def step(self, t):
+        """Step ``t`` (1, 2, ...): a fresh episode, its gradient, and each parameter's update."""
+        heads, out, n, steps, live = self.heads, self.out, self.n, self.steps, self.live
+        seen = {}
+        loss, right, grads = _loss_and_grads(heads, *_episodes(self.rngs, self.n_keys, self.d_model, self.noise),
+                                             self.formulas, seen, logits=self.track)
+        self.first[(self.first > steps) & (right >= ACCURACY_TARGET) & live] = t
+        onehot = np.mean(seen["A"].max(axis=2) >= ONE_HOT, axis=1)
+        with np.errstate(invalid="ignore"):
+            bad = ~(loss <= self.unstable_loss)
+        self._mark_unstable(bad & live, t, self.previous_onehot, onehot)
+        self.previous_onehot = onehot
+        if self.track:
+            out["max_logit_train"] = np.where(live, np.fmax(out["max_logit_train"], seen["max_logit"]), out["max_logit_train"])
+            if "gain" in heads.params:
+                rel = seen["max_logit"] / (np.abs(heads.params["gain"]) * (1 + LOGIT_TOLERANCE))
+                out["logit_over_gain"] = np.where(live, np.fmax(out["logit_over_gain"], rel), out["logit_over_gain"])
+        new = {}
+        ok = live.copy()
+        for name, w in heads.params.items():
+            g = grads[name]
+            lr = self.rates[name]
+            lr_w = lr.reshape((-1,) + (1,) * (g.ndim - 1))
+            buffer = self.spare.setdefault(name, np.empty_like(w))
+            with np.errstate(over="ignore", invalid="ignore"):
+                if self.optimizer == "sgd":
+                    new[name], lo, hi = _apply_step(w, g, buffer, scale=-lr_w)
+                elif self.optimizer == "adam":
+                    eps = self.eps[name]
+                    step = self.formulas.adam_update(g, self.states[name], t, lr_w, **({} if eps == ADAM_EPS else {"eps": eps}))
+                    if t == 1:  # bias-corrected: m_hat = g, v_hat = g^2, so the step is -lr g / (|g| + eps)
+                        err = np.abs(step + lr_w * g / (np.abs(g) + eps)) / (STEP_TOLERANCE * lr_w)
+                        out["adam_first_step"] = np.maximum(out["adam_first_step"], err.reshape(n, -1).max(axis=1))
+                    new[name], lo, hi = _apply_step(w, step, buffer)
+                else:
+                    step = self.formulas.adafactor_update(g, w, self.states[name], t, lr)
+                    # Clipped at d = 1, the step's RMS is at most lr * max(eps2, RMS(w)).
+                    axes = tuple(range(1, g.ndim))
+                    size = np.sqrt(np.mean(step * step, axis=axes)) if axes else np.abs(step)
+                    rms_w = np.sqrt(np.mean(w * w, axis=axes)) if axes else np.abs(w)
+                    rel = size / (lr * np.maximum(ADAFACTOR_EPS[1], rms_w) * (1 + STEP_TOLERANCE))
+                    out["adafactor_step"] = np.maximum(out["adafactor_step"], np.where(live, rel, 0.0))
+                    new[name], lo, hi = _apply_step(w, step, buffer)
+            # NaN fails the comparisons (and survives the block-wise min and max), so a
+            # non-finite parameter counts as diverged too.
+            ok &= (hi <= DIVERGENCE_BOUND) & (lo >= -DIVERGENCE_BOUND)
+        self.diverged_at[live & ~ok] = t
+        self._mark_unstable(live & ~ok, t, onehot, onehot)
+        if ok.all():
+            for name in new:  # the old arrays become next step's buffers
+                self.spare[name] = heads.params[name]
+            heads.params = new
+        else:
+            live &= ok
+            for name, w in heads.params.items():
+                w[live] = new[name][live]
+        if t == 1:
+            change = heads.scores(self.probe[1], self.probe[0])[0] - self.start_scores
+            out["first_step_logit_change"] = np.sqrt(np.mean(change * change, axis=(1, 2)))
+        for k in (k for k, m in enumerate(self.marks) if m == t and k > 0):
+            _, now = _probe(heads, *self.probe, self.formulas, self.initial)
+            for name in PROBE_STATISTICS:
+                out[f"{name}_{k}"] = now[name]
+            if k == CHECKPOINTS - 1:
+                out["max_logit_final"] = now["max_logit"]
+                out["q_square_final"], out["k_square_final"] = now["q_square"], now["k_square"]
+                out["onehot_final"] = now["onehot"]
+
+    def _mark_unstable(self, which, t, before, at):
+        newly = which & (self.unstable_at > self.steps)
+        self.unstable_at[newly] = t
+        for name, share in (("onehot_before_unstable", before), ("onehot_at_unstable", at)):
+            self.out[name] = np.where(newly, share, self.out[name])
+
+    def outcomes(self):
+        """The per-run outcomes (:data:`OUTCOMES`) after the last step."""
+        out, marks, steps, first = self.out, self.marks, self.steps, self.first
+        last = CHECKPOINTS - 1
+        out.update(
+            {f"learned_by_{k}": (first <= m).astype(np.float64) for k, m in enumerate(marks)},
+            pattern_frozen=(out[f"frozen_{last}"] >= FROZEN_SHARE).astype(np.float64),
+            aligned=(out[f"cosine_{last}"] > 0).astype(np.float64),
+            sharpened=(out[f"max_weight_{last}"] > out["max_weight_0"]).astype(np.float64),
+            learned=(first <= steps).astype(np.float64),
+            steps_to_accuracy=first.astype(np.float64),
+            diverged=(self.diverged_at <= steps).astype(np.float64),
+            divergence_step=self.diverged_at.astype(np.float64),
+            unstable=(self.unstable_at <= steps).astype(np.float64),
+            unstable_step=self.unstable_at.astype(np.float64),
+        )
+        out["large_logit"] = (out["max_logit_train"] > LARGE_LOGIT).astype(np.float64)
+        return {name: out[name] for name in OUTCOMES}
+
+
+def _check_generators(rngs):
+    if not isinstance(rngs, (list, tuple)) or not rngs:
+        raise TypeError("rngs must be a non-empty list of numpy.random.Generator, one per run")
+    for r in rngs:
+        if not isinstance(r, np.random.Generator):
+            raise TypeError(f"rngs must hold numpy.random.Generator; got {type(r).__name__}")
+
+
+def _trainer(rngs, *, d_k, d_model, scaling, optimizer, lr, steps, n_keys, noise, formulas, lr_factors=None,
+             adam_eps=None, track_logits=False):
+    """A validated :class:`_Trainer` (the arguments of :func:`train_heads`)."""
+    formulas = _OWN_FORMULAS if formulas is None else formulas
+    _check_generators(rngs)
+    d_k = check_d_k(d_k)
+    d_model = check_integer(d_model, "d_model", maximum=MAX_D_K)
+    if scaling not in TRAIN_SCALINGS:
+        raise ValueError(f"scaling must be one of {TRAIN_SCALINGS}; got {scaling!r}")
+    if optimizer not in TRAIN_OPTIMIZERS:
+        raise ValueError(f"optimizer must be one of {TRAIN_OPTIMIZERS}; got {optimizer!r}")
+    steps = check_integer(steps, "steps", maximum=MAX_STEPS)
+    n_keys = check_integer(n_keys, "n_keys", minimum=2, maximum=4096, what="an integer >= 2")
+    if isinstance(noise, bool) or not isinstance(noise, (int, float)) or not (math.isfinite(noise) and noise >= 0):
+        raise ValueError(f"noise must be a finite number >= 0; got {noise!r}")
+    if not isinstance(track_logits, bool):
+        raise TypeError(f"track_logits must be True or False; got {track_logits!r}")
+    names = ("WQ", "WK") + {"qknorm": ("gain",), "additive": ("v",)}.get(scaling, ())
+    _check_per_parameter(lr_factors, "lr_factors", names, positive=True)
+    _check_per_parameter(adam_eps, "adam_eps", names, positive=False)
+    lr = _check_lr(lr, len(rngs))
+    return _Trainer(rngs, d_k=d_k, d_model=d_model, scaling=scaling, optimizer=optimizer, lr=lr, steps=steps,
+                    n_keys=n_keys, noise=noise, formulas=formulas, lr_factors=lr_factors, adam_eps=adam_eps,
+                    track_logits=track_logits)
+
+
 def train_heads(rngs, *, d_k, d_model, scaling="sqrt", optimizer="adam", lr, steps, n_keys=32, noise=QUERY_NOISE,
-                formulas=None):
+                formulas=None, lr_factors=None, adam_eps=None, track_logits=False):
     r"""Train ``len(rngs)`` heads on the retrieval task, one run per generator (module docstring).
 
     ``formulas`` (a :class:`stats.Formulas`, or None for the true ones) supplies the
     backward pass, the optimisers' updates and the targets, so a mutant replaces them.
 
-    ``lr`` is one learning rate or one per run; ``steps`` the step budget.  Returns a dict of
-    1-D arrays, one entry per run, named in :data:`OUTCOMES`:
+    ``lr`` is one learning rate or one per run; ``steps`` the step budget.  ``lr_factors``
+    multiplies the learning rate of the parameters it names (``{"WQ": 8.0}``; a number
+    applies to all: ``"WQ"``, ``"WK"``, and ``"gain"`` or ``"v"`` where the scaling has
+    one); ``adam_eps`` is Adam's :math:`\varepsilon` (default :data:`ADAM_EPS`), one number
+    or per parameter; ``track_logits`` records the largest logit of every step's episode
+    (one product more a step).  Returns a dict of 1-D arrays, one entry per run, named in
+    :data:`OUTCOMES`:
 
     * ``learned``: 1 when some step's fresh episode was answered with accuracy >= 0.9;
       ``steps_to_accuracy``: the first such step, censored at ``steps + 1`` (so its mean is
       the restricted mean time to accuracy);
-    * ``diverged`` and ``divergence_step`` (``steps + 1`` when it did not);
+    * ``diverged`` and ``divergence_step`` (``steps + 1`` when it did not): a parameter left
+      :math:`[-10^8, 10^8]` or stopped being finite;
+    * ``unstable`` and ``unstable_step``: the first step whose episode loss exceeded
+      :data:`UNSTABLE_LOSS` and the run's step-0 probe loss plus :data:`UNSTABLE_RISE` (or
+      was not finite), or whose update diverged;
+      ``onehot_before_unstable``: the share of nearly one-hot rows (largest weight >=
+      :data:`ONE_HOT`) in the episode of the step before (0 for a stable run),
+      ``onehot_at_unstable`` in the episode of that step itself (where its update diverged:
+      the same episode), and ``onehot_final`` that share on the probe at the end;
     * ``q_square_init``, ``k_square_init``: the mean squared entry of Q and K on the probe
       episode at step 0 (``..._final``: at the end); ``max_logit_final``: the largest |logit|
       on the probe at the end; ``gradient_error``: the step-0 check of the hand-derived
       gradient against central differences (:data:`GRADIENT_TOLERANCE`, <= 1 when they agree);
+    * ``max_logit_train`` (with ``track_logits``; else 0): the largest |logit| of any step's
+      episode, and ``large_logit`` 1 when it exceeded :data:`LARGE_LOGIT`; ``logit_over_gain``: under QK-norm, the largest of |logit| / |gain| over every
+      step, within :data:`LOGIT_TOLERANCE` (an identity, <= 1; 0 otherwise);
+      ``first_step_logit_change``: the RMS change of the probe's logits made by step 1;
     * ``adam_first_step``: under Adam, the largest entry of
       :math:`|\Delta_1 + \eta\,g/(|g| + \varepsilon)|` in units of 64 roundings of
       :math:`\eta` (bias correction makes the first step exactly that; an identity, <= 1);
@@ -509,105 +749,76 @@ def train_heads(rngs, *, d_k, d_model, scaling="sqrt", optimizer="adam", lr, ste
       its queries choosing the key they chose at step 0), mean largest weight, mean cosine
       of a query and its target key, and mean target logit.
     """
-    formulas = _OWN_FORMULAS if formulas is None else formulas
-    if not isinstance(rngs, (list, tuple)) or not rngs:
-        raise TypeError("rngs must be a non-empty list of numpy.random.Generator, one per run")
-    for r in rngs:
-        if not isinstance(r, np.random.Generator):
-            raise TypeError(f"rngs must hold numpy.random.Generator; got {type(r).__name__}")
-    d_k = check_d_k(d_k)
-    d_model = check_integer(d_model, "d_model", maximum=MAX_D_K)
-    if scaling not in TRAIN_SCALINGS:
-        raise ValueError(f"scaling must be one of {TRAIN_SCALINGS}; got {scaling!r}")
-    if optimizer not in TRAIN_OPTIMIZERS:
-        raise ValueError(f"optimizer must be one of {TRAIN_OPTIMIZERS}; got {optimizer!r}")
-    steps = check_integer(steps, "steps", maximum=MAX_STEPS)
-    n_keys = check_integer(n_keys, "n_keys", minimum=2, maximum=4096, what="an integer >= 2")
-    if isinstance(noise, bool) or not isinstance(noise, (int, float)) or not (math.isfinite(noise) and noise >= 0):
-        raise ValueError(f"noise must be a finite number >= 0; got {noise!r}")
-    lr = _check_lr(lr, len(rngs))
-    n = len(rngs)
+    trainer = _trainer(rngs, d_k=d_k, d_model=d_model, scaling=scaling, optimizer=optimizer, lr=lr, steps=steps,
+                       n_keys=n_keys, noise=noise, formulas=formulas, lr_factors=lr_factors, adam_eps=adam_eps,
+                       track_logits=track_logits)
+    for t in range(1, trainer.steps + 1):
+        trainer.step(t)
+    return trainer.outcomes()
 
-    heads = _Heads(rngs, d_model, d_k, scaling, n_keys)
-    probe = _episodes(rngs, n_keys, d_model, noise)
-    initial, start = _probe(heads, *probe, formulas)
-    out = {"q_square_init": start["q_square"], "k_square_init": start["k_square"],
-           "gradient_error": _directional_check(heads, probe, formulas),
-           "adam_first_step": np.zeros(n), "adafactor_step": np.zeros(n)}
-    marks = checkpoint_steps(steps)
-    for k in (k for k, m in enumerate(marks) if m == 0):
-        for name in PROBE_STATISTICS:
-            out[f"{name}_{k}"] = start[name]
-    out["max_logit_final"] = start["max_logit"]
-    out["q_square_final"], out["k_square_final"] = start["q_square"], start["k_square"]
-    states = {name: {} for name in heads.params}
-    spare = {}
-    first = np.full(n, steps + 1, dtype=np.int64)
-    diverged_at = np.full(n, steps + 1, dtype=np.int64)
-    live = np.ones(n, dtype=bool)
-    for t in range(1, steps + 1):
-        _, right, grads = _loss_and_grads(heads, *_episodes(rngs, n_keys, d_model, noise), formulas)
-        first[(first > steps) & (right >= ACCURACY_TARGET) & live] = t
-        new = {}
-        ok = live.copy()
-        for name, w in heads.params.items():
-            g = grads[name]
-            lr_w = lr.reshape((-1,) + (1,) * (g.ndim - 1))
-            buffer = spare.setdefault(name, np.empty_like(w))
-            with np.errstate(over="ignore", invalid="ignore"):
-                if optimizer == "sgd":
-                    new[name], lo, hi = _apply_step(w, g, buffer, scale=-lr_w)
-                elif optimizer == "adam":
-                    step = formulas.adam_update(g, states[name], t, lr_w)
-                    if t == 1:  # bias-corrected: m_hat = g, v_hat = g^2, so the step is -lr g / (|g| + eps)
-                        err = np.abs(step + lr_w * g / (np.abs(g) + ADAM_EPS)) / (STEP_TOLERANCE * lr_w)
-                        out["adam_first_step"] = np.maximum(out["adam_first_step"], err.reshape(n, -1).max(axis=1))
-                    new[name], lo, hi = _apply_step(w, step, buffer)
-                else:
-                    step = formulas.adafactor_update(g, w, states[name], t, lr)
-                    # Clipped at d = 1, the step's RMS is at most lr * max(eps2, RMS(w)).
-                    axes = tuple(range(1, g.ndim))
-                    size = np.sqrt(np.mean(step * step, axis=axes)) if axes else np.abs(step)
-                    rms_w = np.sqrt(np.mean(w * w, axis=axes)) if axes else np.abs(w)
-                    rel = size / (lr * np.maximum(ADAFACTOR_EPS[1], rms_w) * (1 + STEP_TOLERANCE))
-                    out["adafactor_step"] = np.maximum(out["adafactor_step"], np.where(live, rel, 0.0))
-                    new[name], lo, hi = _apply_step(w, step, buffer)
-            # NaN fails the comparisons (and survives the block-wise min and max), so a
-            # non-finite parameter counts as diverged too.
-            ok &= (hi <= DIVERGENCE_BOUND) & (lo >= -DIVERGENCE_BOUND)
-        diverged_at[live & ~ok] = t
-        if ok.all():
-            for name in new:  # the old arrays become next step's buffers
-                spare[name] = heads.params[name]
-            heads.params = new
-        else:
-            live &= ok
-            for name, w in heads.params.items():
-                w[live] = new[name][live]
-        for k in (k for k, m in enumerate(marks) if m == t and k > 0):
-            _, now = _probe(heads, *probe, formulas, initial)
-            for name in PROBE_STATISTICS:
-                out[f"{name}_{k}"] = now[name]
-            if k == CHECKPOINTS - 1:
-                out["max_logit_final"] = now["max_logit"]
-                out["q_square_final"], out["k_square_final"] = now["q_square"], now["k_square"]
+
+#: What :func:`fold_gaps` returns per run.
+FOLDING_OUTCOMES = ("fold_gap_query", "fold_gap_key", "fold_relative_query", "loss_folded", "loss_divided")
+
+
+def fold_gaps(rngs_folded, rngs_divided, *, d_k, d_model, optimizer, lr, steps, n_keys=32, match_eps=True, formulas=None):
+    r"""T5's folded run and the divided run that should equal it, trained side by side on the same draws.
+
+    The folded run (``scaling="t5"``) and a divided run (``"sqrt"``) whose :math:`W_Q` learning
+    rate is multiplied by :func:`~stats.models.fixes.folded_query_lr_factor` (and, under
+    Adam with ``match_eps``, whose :math:`W_Q` has :math:`\varepsilon/\sqrt{d_k}`) draw the
+    same numbers when the two generator lists are copies.  After every step,
+    ``fold_gap_query`` is :math:`\max|\sqrt{d_k}V_Q - W_Q|` and ``fold_gap_key``
+    :math:`\max|V_K - W_K|`, each over :math:`64\,u\,t` times the largest entry of the divided
+    weight (64 roundings a step); each run's largest over the steps (<= 1: the same run).
+    ``fold_relative_query`` is the query gap over the largest entry, unscaled; ``loss_*``
+    the probe losses at the end.
+    """
+    from .fixes import folded_query_lr_factor
+
+    formulas = _OWN_FORMULAS if formulas is None else formulas
+    _check_generators(rngs_folded)
+    _check_generators(rngs_divided)
+    if len(rngs_divided) != len(rngs_folded):
+        raise ValueError("rngs_folded and rngs_divided must be lists of the same length (copies of one another)")
+    if not isinstance(match_eps, bool):
+        raise TypeError(f"match_eps must be True or False; got {match_eps!r}")
+    d_k = check_d_k(d_k)
+    factor = folded_query_lr_factor(optimizer, d_k)
+    root = math.sqrt(d_k)
+    common = dict(d_k=d_k, d_model=d_model, optimizer=optimizer, lr=lr, steps=steps, n_keys=n_keys, noise=QUERY_NOISE,
+                  formulas=formulas)
+    folded = _trainer(rngs_folded, scaling="t5", **common)
+    eps = {"WQ": ADAM_EPS / root, "WK": ADAM_EPS} if optimizer == "adam" and match_eps else None
+    divided = _trainer(rngs_divided, scaling="sqrt", lr_factors={"WQ": factor}, adam_eps=eps, **common)
+    n = folded.n
+    gap_q, gap_k, rel_q = np.zeros(n), np.zeros(n), np.zeros(n)
+    for t in range(1, folded.steps + 1):
+        folded.step(t)
+        divided.step(t)
+        Wq, Wk = divided.heads.params["WQ"], divided.heads.params["WK"]
+        dq = np.abs(root * folded.heads.params["WQ"] - Wq).reshape(n, -1).max(axis=1)
+        dk = np.abs(folded.heads.params["WK"] - Wk).reshape(n, -1).max(axis=1)
+        size_q = np.abs(Wq).reshape(n, -1).max(axis=1)
+        size_k = np.abs(Wk).reshape(n, -1).max(axis=1)
+        gap_q = np.fmax(gap_q, dq / (STEP_TOLERANCE * t * size_q))
+        gap_k = np.fmax(gap_k, dk / (STEP_TOLERANCE * t * size_k))
+        rel_q = np.fmax(rel_q, dq / size_q)
+    a, b = folded.outcomes(), divided.outcomes()
     last = CHECKPOINTS - 1
-    out.update(
-        {f"learned_by_{k}": (first <= m).astype(np.float64) for k, m in enumerate(marks)},
-        pattern_frozen=(out[f"frozen_{last}"] >= FROZEN_SHARE).astype(np.float64),
-        aligned=(out[f"cosine_{last}"] > 0).astype(np.float64),
-        sharpened=(out[f"max_weight_{last}"] > out["max_weight_0"]).astype(np.float64),
-        learned=(first <= steps).astype(np.float64),
-        steps_to_accuracy=first.astype(np.float64),
-        diverged=(diverged_at <= steps).astype(np.float64),
-        divergence_step=diverged_at.astype(np.float64),
-    )
-    return {name: out[name] for name in OUTCOMES}
+    return dict(fold_gap_query=gap_q, fold_gap_key=gap_k, fold_relative_query=rel_q, loss_folded=a[f"loss_{last}"],
+                loss_divided=b[f"loss_{last}"])
 
 
 @dataclass(frozen=True)
 class TrainingSim(Simulation):
-    """One training run per row (module docstring): a block is a batch of runs trained together."""
+    r"""One training run per row (module docstring): a block is a batch of runs trained together.
+
+    ``mup_base`` (a base width :math:`d_0`) gives :math:`W_Q` and :math:`W_K` muP's learning
+    rate :math:`\eta\,d_0/d_{model}` (:func:`~stats.models.fixes.mup_lr_multiplier`);
+    ``gain_lr`` is QK-norm's gain's own learning rate (None: ``lr``); ``track_logits``
+    records every step's largest logit (:func:`train_heads`).
+    """
 
     d_k: int
     scaling: str = "sqrt"
@@ -616,6 +827,9 @@ class TrainingSim(Simulation):
     steps: int = 200
     d_model: int | None = None
     n_keys: int = 32
+    mup_base: int | None = None
+    gain_lr: float | None = None
+    track_logits: bool = False
 
     statistics: ClassVar[tuple[str, ...]] = OUTCOMES
 
@@ -628,10 +842,11 @@ class TrainingSim(Simulation):
 
     @property
     def uses(self):
-        """The formulas a run calls: the backward pass, the task's targets, and its optimiser's update."""
+        """The formulas a run calls: the backward pass, the task's targets, its optimiser's update, and the fix's own."""
         step = {"adam": ("adam_update",), "adafactor": ("adafactor_update",)}.get(self.optimizer, ())
         backward = ("softmax_vjp",) if self.scaling == "additive" else ("attention_backward",)
-        return (*backward, "retrieval_targets", *step)
+        fix = {"t5": ("t5_fold_divisor",), "qknorm": ("qk_normalize",)}.get(self.scaling, ())
+        return (*backward, "retrieval_targets", *step, *fix, *(("mup_lr_multiplier",) if self.mup_base is not None else ()))
 
     def __post_init__(self):
         check_d_k(self.d_k)
@@ -647,18 +862,187 @@ class TrainingSim(Simulation):
         check_positive(self.lr, "lr")
         check_integer(self.steps, "steps", maximum=MAX_STEPS)
         check_integer(self.n_keys, "n_keys", minimum=2, maximum=4096, what="an integer >= 2")
+        if self.mup_base is not None:
+            check_integer(self.mup_base, "mup_base", maximum=MAX_D_K)
+        if self.gain_lr is not None:
+            if self.scaling != "qknorm":
+                raise ValueError(f"gain_lr applies to QK-norm's gain only; scaling is {self.scaling!r}")
+            check_positive(self.gain_lr, "gain_lr")
+        if not isinstance(self.track_logits, bool):
+            raise TypeError(f"track_logits must be True or False; got {self.track_logits!r}")
 
     @property
     def key(self):
+        extra = {name: getattr(self, name) for name in ("mup_base", "gain_lr") if getattr(self, name) is not None}
+        if self.track_logits:
+            extra["track_logits"] = 1
         return stream_key("training", d_k=self.d_k, d_model=self.d_model, scaling=self.scaling, optimizer=self.optimizer,
-                          lr=float(self.lr), steps=self.steps, n_keys=self.n_keys)
+                          lr=float(self.lr), steps=self.steps, n_keys=self.n_keys, **extra)
 
     @property
     def cost(self):
         T, m, d = self.n_keys, self.d_model, self.d_k
         return self.steps * (2 * T * m + 6 * T * m * d + 4 * T * T * d) / 8
 
+    def lr_factors(self, formulas):
+        """The per-parameter factors on ``lr`` this run trains with (None: all 1)."""
+        formulas = _OWN_FORMULAS if formulas is None else formulas
+        factors = {}
+        if self.mup_base is not None:
+            factors["WQ"] = factors["WK"] = formulas.mup_lr_multiplier(self.d_model, self.mup_base)
+        if self.gain_lr is not None:
+            factors["gain"] = self.gain_lr / self.lr
+        return factors or None
+
     def run_block(self, sim_seed, block, rows, formulas, chunk_size):
         rngs = [block_generator(sim_seed, block, i) for i in range(rows)]
         return train_heads(rngs, d_k=self.d_k, d_model=self.d_model, scaling=self.scaling, optimizer=self.optimizer,
-                           lr=self.lr, steps=self.steps, n_keys=self.n_keys, formulas=formulas)
+                           lr=self.lr, steps=self.steps, n_keys=self.n_keys, formulas=formulas,
+                           lr_factors=self.lr_factors(formulas), track_logits=self.track_logits)
+
+
+@dataclass(frozen=True)
+class FoldingSim(Simulation):
+    """T5's folded run beside the divided run that equals it, per row (:func:`fold_gaps`): both from one stream."""
+
+    d_k: int
+    optimizer: str = "adam"
+    lr: float = 1e-2
+    steps: int = 20
+    d_model: int | None = None
+    n_keys: int = 32
+    match_eps: bool = True
+
+    statistics: ClassVar[tuple[str, ...]] = FOLDING_OUTCOMES
+
+    @property
+    def block_rows(self):
+        """Runs trained together: two heads a run, so half of :class:`TrainingSim`'s."""
+        return int(min(16, max(1, BLOCK_BYTES // (2 * 8 * 8 * self.d_model * self.d_k))))
+
+    @property
+    def uses(self):
+        step = {"adam": ("adam_update",), "adafactor": ("adafactor_update",)}.get(self.optimizer, ())
+        return ("attention_backward", "retrieval_targets", "t5_fold_divisor", *step)
+
+    def __post_init__(self):
+        from .fixes import FOLDING_OPTIMIZERS
+
+        check_d_k(self.d_k)
+        if self.d_model is None:
+            object.__setattr__(self, "d_model", self.d_k)
+        check_integer(self.d_model, "d_model", maximum=MAX_D_K)
+        if self.optimizer not in FOLDING_OPTIMIZERS:
+            raise ValueError(f"optimizer must be one of {FOLDING_OPTIMIZERS}; got {self.optimizer!r}")
+        check_positive(self.lr, "lr")
+        check_integer(self.steps, "steps", maximum=MAX_STEPS)
+        check_integer(self.n_keys, "n_keys", minimum=2, maximum=4096, what="an integer >= 2")
+        if not isinstance(self.match_eps, bool):
+            raise TypeError(f"match_eps must be True or False; got {self.match_eps!r}")
+
+    @property
+    def key(self):
+        return stream_key("folding", d_k=self.d_k, d_model=self.d_model, optimizer=self.optimizer, lr=float(self.lr),
+                          steps=self.steps, n_keys=self.n_keys, match_eps=int(self.match_eps))
+
+    @property
+    def cost(self):
+        T, m, d = self.n_keys, self.d_model, self.d_k
+        return self.steps * (2 * T * m + 6 * T * m * d + 4 * T * T * d) / 4
+
+    def run_block(self, sim_seed, block, rows, formulas, chunk_size):
+        copies = [[block_generator(sim_seed, block, i) for i in range(rows)] for _ in range(2)]
+        return fold_gaps(*copies, d_k=self.d_k, d_model=self.d_model, optimizer=self.optimizer, lr=self.lr,
+                         steps=self.steps, n_keys=self.n_keys, match_eps=self.match_eps, formulas=formulas)
+
+
+def _check_lr_grid(lrs, name="lrs"):
+    """A learning-rate grid: a non-empty, strictly increasing tuple of positive finite numbers."""
+    if not isinstance(lrs, (tuple, list)) or not lrs:
+        raise ValueError(f"{name} must be a non-empty tuple of learning rates; got {lrs!r}")
+    for v in lrs:
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise TypeError(f"{name} must hold positive numbers; got {v!r}")
+        if not (math.isfinite(v) and v > 0):
+            raise ValueError(f"{name} must hold positive finite numbers; got {v!r}")
+    if any(b <= a for a, b in zip(lrs, lrs[1:])):
+        raise ValueError(f"{name} must be strictly increasing; got {tuple(lrs)!r}")
+    return tuple(float(v) for v in lrs)
+
+
+#: The largest learning-rate grid of one :class:`LRSweepSim` (its statistics name each point).
+MAX_GRID = 12
+
+
+@dataclass(frozen=True)
+class LRSweepSim(Simulation):
+    """One seed trained at every learning rate of a grid, per row: common random numbers across the grid.
+
+    Every grid point of a row draws the same initialisation and episodes, so the row's own
+    best rate -- ``best_log_lr``, :math:`\\log_{10}` of the grid rate with the smallest final
+    probe loss, and ``best_is_{i}``, 1 when it is point i -- is a per-seed outcome whose mean
+    carries an MCSE like any other (the location of the loss-vs-rate minimum with an
+    uncertainty from the replicates).  ``loss_at_{i}`` is point i's final probe loss and
+    ``logit_at_{i}`` its final mean target logit.  The head is :class:`TrainingSim`'s.
+    """
+
+    d_k: int
+    lrs: tuple = (1e-2,)
+    scaling: str = "sqrt"
+    optimizer: str = "adam"
+    steps: int = 40
+    d_model: int | None = None
+    n_keys: int = 32
+    mup_base: int | None = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "lrs", _check_lr_grid(self.lrs))
+        if len(self.lrs) > MAX_GRID:
+            raise ValueError(f"lrs must hold at most {MAX_GRID} learning rates; got {len(self.lrs)}")
+        if self.d_model is None:
+            object.__setattr__(self, "d_model", check_d_k(self.d_k))
+        self.point(0)  # validates the rest through TrainingSim
+
+    def point(self, i):
+        """Grid point ``i`` as a :class:`TrainingSim`."""
+        return TrainingSim(self.d_k, self.scaling, self.optimizer, self.lrs[i], self.steps, self.d_model, self.n_keys,
+                           mup_base=self.mup_base)
+
+    @property
+    def statistics(self):
+        k = len(self.lrs)
+        return (("best_log_lr",) + tuple(f"best_is_{i}" for i in range(k)) + tuple(f"loss_at_{i}" for i in range(k))
+                + tuple(f"logit_at_{i}" for i in range(k)))
+
+    @property
+    def block_rows(self):
+        return self.point(0).block_rows
+
+    @property
+    def uses(self):
+        return self.point(0).uses
+
+    @property
+    def key(self):
+        extra = {"mup_base": self.mup_base} if self.mup_base is not None else {}
+        return stream_key("lr-sweep", d_k=self.d_k, d_model=self.d_model, scaling=self.scaling, optimizer=self.optimizer,
+                          lrs=",".join(f"{v:.6g}" for v in self.lrs), steps=self.steps, n_keys=self.n_keys, **extra)
+
+    @property
+    def cost(self):
+        return len(self.lrs) * self.point(0).cost
+
+    def run_block(self, sim_seed, block, rows, formulas, chunk_size):
+        last = CHECKPOINTS - 1
+        losses, logits = [], []
+        for i in range(len(self.lrs)):
+            r = self.point(i).run_block(sim_seed, block, rows, formulas, chunk_size)
+            losses.append(r[f"loss_{last}"])
+            logits.append(r[f"target_logit_{last}"])
+        losses = np.stack(losses, axis=1)
+        best = np.argmin(losses, axis=1)
+        out = {"best_log_lr": np.log10(np.asarray(self.lrs))[best]}
+        out.update({f"best_is_{i}": (best == i).astype(np.float64) for i in range(len(self.lrs))})
+        out.update({f"loss_at_{i}": losses[:, i] for i in range(len(self.lrs))})
+        out.update({f"logit_at_{i}": logits[i] for i in range(len(self.lrs))})
+        return out

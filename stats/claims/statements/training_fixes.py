@@ -1,0 +1,173 @@
+"""The fixes for growing logits, tested in training (:mod:`stats.models.training`).
+
+The section's paragraph on muP, QK-norm and T5's folded initialisation (under "The
+assumption behind the argument, and when it fails") argues about training: muP's 1/d_k
+makes learning rates transfer across widths, QK-norm cures logits that grow until the
+weights are one-hot and training diverges, and T5's folding "differs slightly" from the
+division under Adam.  Outcomes that are 0 or 1 per run are tested as shares (exact
+binomial, no pilot of these costly runs); identities on every step of every run; the
+few means (logit ratios, one-hot shares) by intervals.  The whole learning-rate curves
+are ``analyses/mup_transfer.py``, ``analyses/qknorm_growth.py`` and
+``analyses/t5_folding.py``.
+
+The grids are those studies' (half a decade apart); the bracket and rates named here were
+read off their pilot runs on another seed (4 runs a point), as ``statements/training.py``
+does.
+"""
+
+from __future__ import annotations
+
+from ...models.training import FoldingSim, LRSweepSim, TrainingSim
+from ..build import Erratum, Measure, Stated, identity, interval, share
+
+ASSUMPTION = "The assumption behind the argument, and when it fails"
+
+#: muP: 40 Adam steps; the bracket around the base width's best rate (0.03 at d_k = 16).
+MUP_STEPS = 40
+MUP_BRACKET = (1e-2, 3e-2, 1e-1)
+MUP_BASE, MUP_WIDE = 16, 128
+#: The three parameterisations: (label, scaling, muP base width or None).
+PARAMETERISATIONS = (
+    ("standard (1/sqrt(d_k), one Adam rate)", "sqrt", None),
+    ("1/d_k, one Adam rate", "mup", None),
+    ("muP (1/d_k, Adam rate lr d_0/d_model for W_Q, W_K)", "mup", MUP_BASE),
+)
+#: QK-norm: 50 Adam steps at d_k = d_model = 64; the gain's own rate (Adam).
+QK_STEPS, QK_WIDTH, GAIN_LR = 50, 64, 3e-2
+QK_IDENTITY_LRS = (1e-2, 0.3, 3.0)
+#: T5: the folding identities over 30 steps at widths whose sqrt(d_k) is a power of two, where floating point
+#: scales exactly, so the two runs agree bit for bit (at other widths rounding seeds a drift: analyses/t5_folding.py).
+FOLD_STEPS, FOLD_WIDTHS = 30, (16, 64)
+FOLD_LRS = {"sgd": 0.3, "adam": 1e-2, "adafactor": 1e-1}
+T5_STEPS, T5_WIDTH = 60, 64
+#: The wide muP runs (d_k = 128, three trainings a row) detect a share of 1%, the cheap ones 5%.
+SHARE_TARGET, WIDE_SHARE_TARGET = 0.45, 0.49
+
+
+def mup_sweep(d_k, scaling, mup_base):
+    """The bracket's three rates trained on the same draws (one row a seed)."""
+    return LRSweepSim(d_k, MUP_BRACKET, scaling, "adam", MUP_STEPS, mup_base=mup_base)
+
+
+def qk_sim(scaling, lr, *, steps=QK_STEPS):
+    """The standard or the QK-normed head at ``lr`` (the gain at its own rate), logits tracked."""
+    return TrainingSim(QK_WIDTH, scaling, "adam", lr, steps, QK_WIDTH, gain_lr=GAIN_LR if scaling == "qknorm" else None,
+                       track_logits=True)
+
+
+def claims():
+    from ..schema import Claim
+
+    transfers = Stated.at_least("transfers: the base width's best rate is best in most seeds, > 1/2", 0.5)
+    drifts = Stated.at_most("drifts: in most seeds another rate is best, < 1/2", 0.5)
+    mup_checks = [
+        share("standard, d_k=16 (the base width)", Stated.at_least("0.03 is best: > 1/2", 0.5),
+              Measure(mup_sweep(MUP_BASE, "sqrt", None), "best_is_1"), target=SHARE_TARGET),
+    ]
+    for label, scaling, base in PARAMETERISATIONS:
+        sim = mup_sweep(MUP_WIDE, scaling, base)
+        kw = dict(target=WIDE_SHARE_TARGET)
+        if scaling == "sqrt":
+            stated = drifts
+        elif base is None:
+            stated = transfers
+        else:
+            stated = transfers
+            kw["erratum"] = Erratum(
+                Stated.at_most("moves: another rate is best in most seeds, < 1/2", 0.5),
+                "In one attention head, 1/d_k with one Adam learning rate keeps the best rate in place across widths; "
+                "muP's full prescription, which also divides the Adam rate of W_Q and W_K by d_model, moves it up.")
+            kw["macro"] = "mupBaseRateBestWide"
+        mup_checks.append(share(f"{label}, d_k={MUP_WIDE}: the rate best at d_k={MUP_BASE} (0.03) still best of "
+                                f"(0.01, 0.03, 0.1)", stated, Measure(sim, "best_is_1"), **kw))
+
+    standard_stable, standard_high = qk_sim("sqrt", 1e-2), qk_sim("sqrt", 1.0)
+    qk_high = qk_sim("qknorm", 1.0)
+    qk_checks = (
+        tuple(identity(f"QK-norm, lr={lr:g}: max |logit| / |gain| over every step", Measure(qk_sim("qknorm", lr), "logit_over_gain"),
+                       rows=128) for lr in QK_IDENTITY_LRS)
+        + (
+            share("standard head, lr=0.01: unstable", Stated.at_most("stable: < 1/2", 0.5), Measure(standard_stable, "unstable")),
+            share("standard head, lr=1: unstable", Stated.at_least("diverges: > 1/2", 0.5), Measure(standard_high, "unstable"),
+                  macro="qkStandardUnstableShare"),
+            share("QK-norm, lr=1: unstable", Stated.at_most("stable: < 1/2", 0.5), Measure(qk_high, "unstable"),
+                  macro="qkNormUnstableShare"),
+            share("QK-norm, lr=1: learns (90% accuracy within 50 steps)", Stated.at_least("learns: > 1/2", 0.5),
+                  Measure(qk_high, "learned")),
+            share("standard head, lr=0.01: some logit over training exceeds 100", Stated.at_most("rarely: < 1/2", 0.5),
+                  Measure(standard_stable, "large_logit")),
+            share("standard head, lr=0.1: some logit over training exceeds 100", Stated.at_least("grows with the rate: > 1/2", 0.5),
+                  Measure(qk_sim("sqrt", 0.1), "large_logit"), macro="qkLargeLogitShare"),
+            interval("standard head, lr=1: share of nearly one-hot rows at the step the loss crossed 0.75",
+                     Stated.at_least("one-hot as it diverges: > 1/2", 0.5), measure=Measure(standard_high, "onehot_at_unstable"),
+                     sd=0.5, target=0.2, macro="qkOneHotAtDivergence"),
+            interval("standard head, lr=1: share of nearly one-hot rows one step before",
+                     Stated.at_most("not before: < 1/2", 0.5), measure=Measure(standard_high, "onehot_before_unstable"),
+                     sd=0.5, target=0.2, macro="qkOneHotBeforeDivergence"),
+        )
+    )
+
+    fold_checks = tuple(
+        identity(f"{opt}, lr={lr:g}, d_k={d}: {side} weights, {FOLD_STEPS} steps",
+                 Measure(FoldingSim(d, opt, lr, FOLD_STEPS), f"fold_gap_{side}"), rows=64)
+        for opt, lr in FOLD_LRS.items() for d in FOLD_WIDTHS for side in ("query", "key")
+    )
+    t5 = {opt: (TrainingSim(T5_WIDTH, "t5", opt, lr, T5_STEPS), TrainingSim(T5_WIDTH, "sqrt", opt, lr, T5_STEPS))
+          for opt, lr in (("sgd", 3.0), ("adam", 1e-2))}
+    slight = Stated.at_least("differ slightly: the folded head learns too, > 1/2", 0.5)
+    differ_checks = (
+        share("SGD, lr=3 (the divided head's best), d_k=64: divided learns", Stated.at_least("learns: > 1/2", 0.5),
+              Measure(t5["sgd"][1], "learned")),
+        share("SGD, lr=3, d_k=64: folded learns", slight, Measure(t5["sgd"][0], "learned"), target=0.6,
+              macro="tFiveSgdFoldedLearns",
+              erratum=Erratum(Stated.at_most("does not: < 1/2", 0.5),
+                              "At initialization the two choices are identical. During training they are the same run "
+                              "with different learning rates for W_Q: folded, the query weights move d_k times faster "
+                              "under SGD and sqrt(d_k) times faster under Adam, which is no slight difference; only "
+                              "under a relative-step optimizer such as T5's own Adafactor are the two the same run.")),
+        share("Adam, lr=0.01, d_k=64: divided learns", Stated.at_least("learns: > 1/2", 0.5), Measure(t5["adam"][1], "learned")),
+        share("Adam, lr=0.01, d_k=64: folded learns", slight, Measure(t5["adam"][0], "learned"), macro="tFiveAdamFoldedLearns"),
+    )
+    return (
+        Claim(
+            "training-mup-transfer",
+            ASSUMPTION,
+            "muP's 1/d_k keeps a trained model's logits stable across widths, which makes learning rates transfer.  Tested "
+            "per seed: three Adam rates half a decade apart, trained on the same draws, and which one ends with the lowest "
+            f"probe loss after {MUP_STEPS} steps, at the base width d_k = d_model = {MUP_BASE} and at {MUP_WIDE}; for the "
+            "standard parameterisation, 1/d_k alone, and muP as Yang et al. (2022) prescribe it for Adam.",
+            "P(the base width's best rate is best at d_k = 128) > 1/2 (transfers) or < 1/2 (drifts)",
+            tuple(mup_checks),
+        ),
+        Claim(
+            "training-qknorm-logits",
+            ASSUMPTION,
+            "QK-norm bounds the logits (|g q.k| <= |g| for unit q and k, on every step) and keeps training stable at "
+            "learning rates where the standard head's logits grow, its weights turn one-hot and its loss diverges "
+            f"(Adam, d_k = d_model = {QK_WIDTH}, {QK_STEPS} steps; unstable: an episode's loss above 0.75, worse than "
+            "uniform attention, and 0.25 above the run's own start, or parameters that diverge).",
+            "max |S| <= |g|; P(unstable): standard lr=1 > 1/2, QK-norm < 1/2; max logit grows with lr",
+            qk_checks,
+        ),
+        Claim(
+            "training-t5-folding",
+            ASSUMPTION,
+            "T5's folded initialisation is the divided head with another learning rate on W_Q: step for step on the "
+            "same draws, the folded run equals the divided run whose W_Q rate is multiplied by d_k (SGD), by sqrt(d_k) "
+            "with eps/sqrt(d_k) (Adam), or by 1 (Adafactor's relative step: the same run).",
+            "max |sqrt(d_k) V_Q - W_Q|, max |V_K - W_K| <= 64 u t max|W| after every step t",
+            fold_checks,
+        ),
+        Claim(
+            "training-t5-differs",
+            ASSUMPTION,
+            "The text: during training the folded and divided heads 'differ slightly', because Adam's steps ignore a "
+            "weight's scale.  At the same learning rate (d_k = 64, 60 steps), does the folded head learn where the "
+            "divided head does?",
+            "P(folded head reaches 90% accuracy) > 1/2 where the divided head's does",
+            differ_checks,
+        ),
+    )
+
+
+CLAIMS = claims()
