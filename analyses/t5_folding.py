@@ -13,7 +13,6 @@ keep the same eps instead of the matched eps/sqrt(d_k)).
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
 from stats.claims.statements.training_fixes import FOLD_LRS, FOLD_STEPS, T5_STEPS
