@@ -246,6 +246,28 @@ def test_share_design_has_the_power_it_claims_and_no_smaller_n_does():
     assert power(n) >= 1 - beta > power(n - 1)
 
 
+def test_an_erratum_share_check_gets_the_rows_that_can_refute_it():
+    """An erratum is a strict xfail: at draft sizes its share check still gets the fewest rows
+    whose most extreme outcome refutes the text's interval (0.5^19 < 2.8e-6 < 0.5^18)."""
+    from stats import Erratum
+
+    sim = TrainingSim(8, steps=2, n_keys=4)
+    alpha = 2.8e-6
+    plain = ShareCheck("x", stated=Stated.at_least("s", 0.5), measure=Measure(sim, "learned"))
+    wrong = ShareCheck("x", stated=Stated.at_least("s", 0.5), measure=Measure(sim, "learned"),
+                       erratum=Erratum(Stated.at_most("c", 0.5), "c"))
+    low = ShareCheck("x", stated=Stated.at_most("s", 0.1), measure=Measure(sim, "learned"),
+                     erratum=Erratum(Stated.at_least("c", 0.5), "c"))
+    assert plain.least_rows(alpha) == 0
+    assert wrong.least_rows(alpha) == 19 and 0.5**19 < alpha < 0.5**18
+    assert low.least_rows(alpha) == 6 and 0.1**6 < alpha < 0.1**5
+    # In the registry's family the draft's 16 rows could not refute "> 1/2" (0.5^16 > 2.8e-6).
+    the_plan = plan(REGISTRY, select="training-t5-differs", seed=2, n_factor=0.02)
+    rows = {p.check.label: p.n for p in the_plan.checks if p.check.erratum is not None}
+    assert rows and all(n == 19 for n in rows.values()), rows
+    assert all(p.n == 16 for p in the_plan.checks if p.check.erratum is None)
+
+
 def test_share_check_refuses_a_bad_definition():
     sim = TrainingSim(8, steps=2)
     with pytest.raises(ValueError, match="stated"):

@@ -151,7 +151,7 @@ def plan(claims=None, *, select=None, seed=DEFAULT_SEED, n_factor=1.0, alpha=FAM
         except (ValueError, TypeError, ArithmeticError) as exc:
             # A statement that cannot be designed is a mistake in the registry: stop, and say where.
             raise ValueError(f"claim {everything[i][0].id!r}, check {ch.label!r}: its design failed: {exc}") from exc
-        n = max(MIN_ROWS, math.ceil(d.n * n_factor)) if ch.draws else 0
+        n = max(MIN_ROWS, math.ceil(d.n * n_factor), ch.least_rows(per_test)) if ch.draws else 0
         designs[i] = (n, d)
         for ms in ch.measures:
             sims[ms.sim.key] = ms.sim

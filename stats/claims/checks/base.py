@@ -308,6 +308,11 @@ class Check:
         """``(n, design sd, how)``: rows per simulation it reads at per-test level ``alpha``."""
         raise NotImplementedError
 
+    def least_rows(self, alpha):
+        """The fewest rows at which the check can decide what it must at level ``alpha``, whatever
+        ``n_factor`` scales the design to (0: no floor beyond the planner's own)."""
+        return 0
+
     def evaluate(self, ctx: EvaluationContext, design_sd) -> Outcome:
         """The check's :class:`Outcome` on ``ctx``'s results and formulas."""
         raise NotImplementedError

@@ -10,6 +10,7 @@ at least :math:`1 - \beta` when the share lies ``target`` beyond the interval's 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -91,6 +92,17 @@ class ShareCheck(Check):
     def power_design(self, ctx, alpha):
         n = share_sample_size(*self._bounds(), self.target, alpha=alpha, beta=ctx.beta)
         return n, 0.5, "exact binomial power"
+
+    def least_rows(self, alpha):
+        """With an erratum recorded, the fewest rows at which the text's interval can be refuted at
+        all: the most extreme outcome's exact p-value, :math:`(1 - lo)^n` or :math:`hi^n`, must fall
+        below ``alpha`` (an erratum is a strict xfail, and a test that cannot fail confirms nothing).
+        Without one, the draft may read ``pass`` at no power, as ``detectable`` then says."""
+        if self.erratum is None:
+            return 0
+        lo, hi = self._bounds()
+        q = max(1.0 - lo if lo > 0 else 0.0, hi if hi < 1 else 0.0)
+        return math.ceil(math.log(alpha) / math.log(q)) if 0 < q < 1 else 0
 
     def evaluate(self, ctx, design_sd):
         s = ctx.summary(self.measure)
