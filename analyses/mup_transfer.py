@@ -95,6 +95,8 @@ def simulate(out, *, seed, quick=False, workers=1):
 
 
 def figures(out):
+    import seaborn as sns
+
     from ._style import figure, setup
 
     setup()
@@ -103,7 +105,7 @@ def figures(out):
     drifts = read_table(out, STUDY, "drift").set_index("parameterisation")
     names = list(dict.fromkeys(data["parameterisation"]))
     widths = sorted(set(data["d_k"]))
-    colours = dict(zip(widths, __import__("seaborn").color_palette("viridis", len(widths))))
+    colours = dict(zip(widths, sns.color_palette("viridis", len(widths))))
     figs = {}
     fig, axes = figure("full", height=2.5, ncols=len(names), sharey=True)
     for ax, name in zip(np.atleast_1d(axes), names):

@@ -51,14 +51,15 @@ def cells(*, quick):
 
 
 def sensitivity(data):
-    """Per (width, head): the decades of the grid whose mean final loss is within :data:`TOLERANCE` of the best."""
+    """Per (width, head): the grid rates whose mean final loss is within :data:`TOLERANCE` of the
+    head's best -- how many, the smallest and largest, and the decades between those two."""
     rows = []
     loss = data[data["statistic"] == "loss_8"]
-    step = np.log10(GRID[1] / GRID[0])
     for (d, sc), g in loss.groupby(["d_k", "scaling"]):
-        ok = g["mean"] <= g["mean"].min() + TOLERANCE
-        rows.append(dict(d_k=d, scaling=sc, best_loss=float(g["mean"].min()), points_within=int(ok.sum()),
-                         decades_within=float(ok.sum() * step), lo=float(g["lr"][ok].min()), hi=float(g["lr"][ok].max())))
+        within = g["lr"][g["mean"] <= g["mean"].min() + TOLERANCE]
+        lo, hi = float(within.min()), float(within.max())
+        rows.append(dict(d_k=d, scaling=sc, best_loss=float(g["mean"].min()), points_within=len(within), lo=lo, hi=hi,
+                         decades_within=float(np.log10(hi / lo))))
     return pd.DataFrame(rows)
 
 

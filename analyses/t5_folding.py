@@ -54,11 +54,15 @@ def cells(*, quick):
     return same_rate, gaps
 
 
+def runs(sim, *, quick):
+    """Runs a cell trains: 16 (8 at d_k = 256), 4 in a draft."""
+    return QUICK_RUNS if quick else (WIDE_RUNS if sim.d_k >= 256 else RUNS)
+
+
 def simulate(out, *, seed, quick=False, workers=1):
     w = StudyWriter(out, STUDY, seed=seed, quick=quick)
     same_rate, gaps = cells(quick=quick)
-    n = lambda s: QUICK_RUNS if quick else (WIDE_RUNS if s.d_k >= 256 else RUNS)  # noqa: E731
-    res = run([(s, n(s)) for s in same_rate + gaps], seed=seed, workers=workers, desc=STUDY)
+    res = run([(s, runs(s, quick=quick)) for s in same_rate + gaps], seed=seed, workers=workers, desc=STUDY)
     w.table("same_rate", pd.DataFrame([dict(d_k=s.d_k, optimizer=s.optimizer, lr=s.lr, scaling=s.scaling, statistic=st,
                                             **mean_row(res[s.key].summary(st))) for s in same_rate for st in STATS]))
     w.table("gaps", pd.DataFrame([dict(d_k=s.d_k, optimizer=s.optimizer, lr=s.lr, match_eps=s.match_eps, statistic=st,

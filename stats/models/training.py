@@ -82,6 +82,8 @@ __all__ = [
 ]
 
 TRAIN_SCALINGS = ("none", "sqrt", "mup", "qknorm", "t5", "additive")
+#: The parameters a scaling trains besides W_Q and W_K.
+TRAINED_EXTRA = {"qknorm": ("gain",), "additive": ("v",)}
 TRAIN_OPTIMIZERS = ("sgd", "adam", "adafactor")
 ADAM_BETAS = (0.9, 0.999)
 ADAM_EPS = 1e-8
@@ -306,7 +308,7 @@ class _Heads:
         W = np.stack([r.standard_normal((3, d_model, d_k)) for r in rngs]) / math.sqrt(d_model)
         if scaling == "t5":
             W[:, 0] /= self.formulas.t5_fold_divisor(d_k)
-        self.params = {"WQ": W[:, 0].copy(), "WK": W[:, 1].copy()}
+        self.params = {"WQ": W[:, 0].copy(), "WK": W[:, 1].copy()}  # then TRAINED_EXTRA's, in that order
         if scaling == "qknorm":
             self.params["gain"] = np.full(len(rngs), qknorm_gain(n_keys))
         if scaling == "additive":
@@ -533,20 +535,18 @@ LOGIT_TOLERANCE = 1e-12
 
 
 class _Trainer:
-    """A batch of runs advanced one step at a time (:func:`train_heads` is its loop)."""
+    """A batch of runs advanced one step at a time (:func:`train_heads` is its loop; :func:`_trainer`
+    validates its arguments, ``lr_factors`` and ``adam_eps`` as a dict over every trained parameter)."""
 
     def __init__(self, rngs, *, d_k, d_model, scaling, optimizer, lr, steps, n_keys, noise, formulas, lr_factors,
                  adam_eps, track_logits):
         self.rngs, self.n_keys, self.d_model, self.noise, self.formulas = rngs, n_keys, d_model, noise, formulas
         self.optimizer, self.steps, self.track = optimizer, steps, track_logits
         self.n = n = len(rngs)
-        self.lr = lr
         self.heads = heads = _Heads(rngs, d_model, d_k, scaling, n_keys, formulas)
-        names = tuple(heads.params)
-        factors = _check_per_parameter(lr_factors, "lr_factors", names, positive=True)
-        self.eps = _check_per_parameter(adam_eps, "adam_eps", names, positive=False)
+        self.eps = adam_eps
         # A factor of exactly 1 leaves the learning rate's array as it was (the same bits).
-        self.rates = {k: lr if f == 1.0 else lr * f for k, f in factors.items()}
+        self.rates = {k: lr if f == 1.0 else lr * f for k, f in lr_factors.items()}
         self.probe = probe = _episodes(rngs, n_keys, d_model, noise)
         self.initial, start = _probe(heads, *probe, formulas)
         self.start_scores = start["scores"]
@@ -600,7 +600,7 @@ class _Trainer:
                     new[name], lo, hi = _apply_step(w, g, buffer, scale=-lr_w)
                 elif self.optimizer == "adam":
                     eps = self.eps[name]
-                    step = self.formulas.adam_update(g, self.states[name], t, lr_w, **({} if eps == ADAM_EPS else {"eps": eps}))
+                    step = self.formulas.adam_update(g, self.states[name], t, lr_w, eps=eps)
                     if t == 1:  # bias-corrected: m_hat = g, v_hat = g^2, so the step is -lr g / (|g| + eps)
                         err = np.abs(step + lr_w * g / (np.abs(g) + eps)) / (STEP_TOLERANCE * lr_w)
                         out["adam_first_step"] = np.maximum(out["adam_first_step"], err.reshape(n, -1).max(axis=1))
@@ -690,9 +690,9 @@ def _trainer(rngs, *, d_k, d_model, scaling, optimizer, lr, steps, n_keys, noise
         raise ValueError(f"noise must be a finite number >= 0; got {noise!r}")
     if not isinstance(track_logits, bool):
         raise TypeError(f"track_logits must be True or False; got {track_logits!r}")
-    names = ("WQ", "WK") + {"qknorm": ("gain",), "additive": ("v",)}.get(scaling, ())
-    _check_per_parameter(lr_factors, "lr_factors", names, positive=True)
-    _check_per_parameter(adam_eps, "adam_eps", names, positive=False)
+    names = ("WQ", "WK") + TRAINED_EXTRA.get(scaling, ())
+    lr_factors = _check_per_parameter(lr_factors, "lr_factors", names, positive=True)
+    adam_eps = _check_per_parameter(adam_eps, "adam_eps", names, positive=False)
     lr = _check_lr(lr, len(rngs))
     return _Trainer(rngs, d_k=d_k, d_model=d_model, scaling=scaling, optimizer=optimizer, lr=lr, steps=steps,
                     n_keys=n_keys, noise=noise, formulas=formulas, lr_factors=lr_factors, adam_eps=adam_eps,
@@ -810,6 +810,21 @@ def fold_gaps(rngs_folded, rngs_divided, *, d_k, d_model, optimizer, lr, steps, 
                 loss_divided=b[f"loss_{last}"])
 
 
+def _check_run_fields(sim, optimizers):
+    """The fields every training simulation has: d_k, d_model (default d_k), the optimiser, lr, steps, n_keys."""
+    check_d_k(sim.d_k)
+    if sim.d_model is None:
+        object.__setattr__(sim, "d_model", sim.d_k)
+    check_integer(sim.d_model, "d_model", maximum=MAX_D_K)
+    if sim.optimizer not in optimizers:
+        raise ValueError(f"optimizer must be one of {optimizers}; got {sim.optimizer!r}")
+    if isinstance(sim.lr, bool) or not isinstance(sim.lr, (int, float)):
+        raise TypeError(f"lr must be a positive number; got {sim.lr!r}")
+    check_positive(sim.lr, "lr")
+    check_integer(sim.steps, "steps", maximum=MAX_STEPS)
+    check_integer(sim.n_keys, "n_keys", minimum=2, maximum=4096, what="an integer >= 2")
+
+
 @dataclass(frozen=True)
 class TrainingSim(Simulation):
     r"""One training run per row (module docstring): a block is a batch of runs trained together.
@@ -849,19 +864,9 @@ class TrainingSim(Simulation):
         return (*backward, "retrieval_targets", *step, *fix, *(("mup_lr_multiplier",) if self.mup_base is not None else ()))
 
     def __post_init__(self):
-        check_d_k(self.d_k)
-        if self.d_model is None:
-            object.__setattr__(self, "d_model", self.d_k)
-        check_integer(self.d_model, "d_model", maximum=MAX_D_K)
+        _check_run_fields(self, TRAIN_OPTIMIZERS)
         if self.scaling not in TRAIN_SCALINGS:
             raise ValueError(f"scaling must be one of {TRAIN_SCALINGS}; got {self.scaling!r}")
-        if self.optimizer not in TRAIN_OPTIMIZERS:
-            raise ValueError(f"optimizer must be one of {TRAIN_OPTIMIZERS}; got {self.optimizer!r}")
-        if isinstance(self.lr, bool) or not isinstance(self.lr, (int, float)):
-            raise TypeError(f"lr must be a positive number; got {self.lr!r}")
-        check_positive(self.lr, "lr")
-        check_integer(self.steps, "steps", maximum=MAX_STEPS)
-        check_integer(self.n_keys, "n_keys", minimum=2, maximum=4096, what="an integer >= 2")
         if self.mup_base is not None:
             check_integer(self.mup_base, "mup_base", maximum=MAX_D_K)
         if self.gain_lr is not None:
@@ -928,15 +933,7 @@ class FoldingSim(Simulation):
     def __post_init__(self):
         from .fixes import FOLDING_OPTIMIZERS
 
-        check_d_k(self.d_k)
-        if self.d_model is None:
-            object.__setattr__(self, "d_model", self.d_k)
-        check_integer(self.d_model, "d_model", maximum=MAX_D_K)
-        if self.optimizer not in FOLDING_OPTIMIZERS:
-            raise ValueError(f"optimizer must be one of {FOLDING_OPTIMIZERS}; got {self.optimizer!r}")
-        check_positive(self.lr, "lr")
-        check_integer(self.steps, "steps", maximum=MAX_STEPS)
-        check_integer(self.n_keys, "n_keys", minimum=2, maximum=4096, what="an integer >= 2")
+        _check_run_fields(self, FOLDING_OPTIMIZERS)
         if not isinstance(self.match_eps, bool):
             raise TypeError(f"match_eps must be True or False; got {self.match_eps!r}")
 

@@ -11,14 +11,15 @@ are ``analyses/mup_transfer.py``, ``analyses/qknorm_growth.py`` and
 ``analyses/t5_folding.py``.
 
 The grids are those studies' (half a decade apart); the bracket and rates named here were
-read off their pilot runs on another seed (4 runs a point), as ``statements/training.py``
-does.
+read off exploratory runs on other seeds (4 runs a point), as ``statements/training.py``
+reads its best rates off a pilot.
 """
 
 from __future__ import annotations
 
 from ...models.training import FoldingSim, LRSweepSim, TrainingSim
 from ..build import Erratum, Measure, Stated, identity, interval, share
+from ..schema import Claim
 
 ASSUMPTION = "The assumption behind the argument, and when it fails"
 
@@ -56,8 +57,6 @@ def qk_sim(scaling, lr, *, steps=QK_STEPS):
 
 
 def claims():
-    from ..schema import Claim
-
     transfers = Stated.at_least("transfers: the base width's best rate is best in most seeds, > 1/2", 0.5)
     drifts = Stated.at_most("drifts: in most seeds another rate is best, < 1/2", 0.5)
     mup_checks = [
@@ -65,21 +64,16 @@ def claims():
               Measure(mup_sweep(MUP_BASE, "sqrt", None), "best_is_1"), target=SHARE_TARGET),
     ]
     for label, scaling, base in PARAMETERISATIONS:
-        sim = mup_sweep(MUP_WIDE, scaling, base)
         kw = dict(target=WIDE_SHARE_TARGET)
-        if scaling == "sqrt":
-            stated = drifts
-        elif base is None:
-            stated = transfers
-        else:
-            stated = transfers
+        if base is not None:
             kw["erratum"] = Erratum(
                 Stated.at_most("moves: another rate is best in most seeds, < 1/2", 0.5),
                 "In one attention head, 1/d_k with one Adam learning rate keeps the best rate in place across widths; "
                 "muP's full prescription, which also divides the Adam rate of W_Q and W_K by d_model, moves it up.")
             kw["macro"] = "mupBaseRateBestWide"
         mup_checks.append(share(f"{label}, d_k={MUP_WIDE}: the rate best at d_k={MUP_BASE} (0.03) still best of "
-                                f"(0.01, 0.03, 0.1)", stated, Measure(sim, "best_is_1"), **kw))
+                                f"(0.01, 0.03, 0.1)", drifts if scaling == "sqrt" else transfers,
+                                Measure(mup_sweep(MUP_WIDE, scaling, base), "best_is_1"), **kw))
 
     standard_stable, standard_high = qk_sim("sqrt", 1e-2), qk_sim("sqrt", 1.0)
     qk_high = qk_sim("qknorm", 1.0)
