@@ -45,8 +45,10 @@ FIGURES = {
     "mup_best_rate": dict(
         width="full",
         caption="Left: each seed's best grid learning rate (log10; mean over seeds, bars 2 MCSE) against the width, with "
-        "its least-squares drift in decades per doubling of d_k (legend). Right: the mean target logit after training at "
-        "each parameterisation's best grid rate for that width (bars 2 MCSE).",
+        "its least-squares drift in decades per doubling of d_k (legend). At d_k = 512 muP's best rate is the grid's "
+        "largest (1), so its minimum may lie beyond the grid and the drift there is a lower bound. Right: the mean target "
+        "logit after training at each parameterisation's best grid rate for that width (bars 2 MCSE): it moves with which "
+        "grid rate is best and shows no trend with the width for any of the three.",
         claims=("training-mup-transfer",),
     ),
 }
