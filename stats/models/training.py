@@ -410,7 +410,7 @@ OUTCOMES = (
     + ("pattern_frozen", "aligned", "sharpened")
     + tuple(f"learned_by_{k}" for k in range(CHECKPOINTS))
     + tuple(f"{name}_{k}" for name in PROBE_STATISTICS for k in range(CHECKPOINTS))
-    + ("unstable", "unstable_step", "onehot_before_unstable", "onehot_at_unstable", "onehot_final",
+    + ("unstable", "unstable_step", "onehot_before_unstable", "onehot_at_unstable", "onehot_before_majority", "onehot_final",
        "max_logit_train", "large_logit", "logit_over_gain",
        "first_step_logit_change")
 )
@@ -662,6 +662,7 @@ class _Trainer:
             unstable_step=self.unstable_at.astype(np.float64),
         )
         out["large_logit"] = (out["max_logit_train"] > LARGE_LOGIT).astype(np.float64)
+        out["onehot_before_majority"] = (out["onehot_before_unstable"] > 0.5).astype(np.float64)
         return {name: out[name] for name in OUTCOMES}
 
 
@@ -725,7 +726,8 @@ def train_heads(rngs, *, d_k, d_model, scaling="sqrt", optimizer="adam", lr, ste
       ``onehot_before_unstable``: the share of nearly one-hot rows (largest weight >=
       :data:`ONE_HOT`) in the episode of the step before (0 for a stable run),
       ``onehot_at_unstable`` in the episode of that step itself (where its update diverged:
-      the same episode), and ``onehot_final`` that share on the probe at the end;
+      the same episode), ``onehot_before_majority`` 1 when more than half the rows were
+      nearly one-hot the step before, and ``onehot_final`` that share on the probe at the end;
     * ``q_square_init``, ``k_square_init``: the mean squared entry of Q and K on the probe
       episode at step 0 (``..._final``: at the end); ``max_logit_final``: the largest |logit|
       on the probe at the end; ``gradient_error``: the step-0 check of the hand-derived

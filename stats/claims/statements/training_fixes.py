@@ -21,7 +21,7 @@ from ...models.training import FoldingSim, LRSweepSim, TrainingSim
 from ..build import Erratum, Measure, Stated, identity, interval, share
 from ..schema import Claim
 
-ASSUMPTION = "The assumption behind the argument, and when it fails"
+SECTION = ASSUMPTION = "The assumption behind the argument, and when it fails"
 
 #: muP: 40 Adam steps; the bracket around the base width's best rate (0.03 at d_k = 16).
 MUP_STEPS = 40
@@ -95,9 +95,9 @@ def claims():
             interval("standard head, lr=1: share of nearly one-hot rows at the step the loss crossed 0.75",
                      Stated.at_least("one-hot as it diverges: > 1/2", 0.5), measure=Measure(standard_high, "onehot_at_unstable"),
                      sd=0.5, target=0.2, macro="qkOneHotAtDivergence"),
-            interval("standard head, lr=1: share of nearly one-hot rows one step before",
-                     Stated.at_most("not before: < 1/2", 0.5), measure=Measure(standard_high, "onehot_before_unstable"),
-                     sd=0.5, target=0.2, macro="qkOneHotBeforeDivergence"),
+            share("standard head, lr=1: most rows nearly one-hot one step before the loss crossed 0.75",
+                  Stated.at_most("not before, in most runs: < 1/2", 0.5), Measure(standard_high, "onehot_before_majority"),
+                  macro="qkOneHotBeforeDivergence"),
         )
     )
 
