@@ -6,7 +6,7 @@ makes learning rates transfer across widths, QK-norm cures logits that grow unti
 weights are one-hot and training diverges, and T5's folding "differs slightly" from the
 division under Adam.  Outcomes that are 0 or 1 per run are tested as shares (exact
 binomial, no pilot of these costly runs); identities on every step of every run; the
-few means (logit ratios, one-hot shares) by intervals.  The whole learning-rate curves
+one mean (the share of one-hot rows at the step a run diverges) by an interval.  The whole learning-rate curves
 are ``analyses/mup_transfer.py``, ``analyses/qknorm_growth.py`` and
 ``analyses/t5_folding.py``.
 
