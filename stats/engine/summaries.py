@@ -75,6 +75,35 @@ def _summarize_rows(x):
     )
 
 
+def _summarize_block(stats, names):
+    """``{name: _summarize_rows(stats[name])}`` for one block, in one pass over a stacked array
+    when every statistic has the block's length (the same bits: each row of the stack is
+    reduced along its own contiguous axis as a vector is); else statistic by statistic."""
+    try:
+        x = np.array([np.asarray(stats[name], dtype=np.float64) for name in names], dtype=np.float64)
+    except ValueError:  # ragged: the per-statistic path says which shape is wrong
+        x = None
+    if x is None or x.ndim != 2 or x.shape[1] == 0:
+        return {name: _summarize_rows(stats[name]) for name in names}
+    rows = x.shape[1]
+    finite = np.isfinite(x)
+    with np.errstate(invalid="ignore", over="ignore"):
+        mean = x.mean(axis=1)
+        d = x - mean[:, None]
+        d2 = d * d
+        m2, m3, m4 = d2.sum(axis=1), (d2 * d).sum(axis=1), (d2 * d2).sum(axis=1)
+    n_fin = finite.sum(axis=1)
+    lo = np.where(finite, x, np.inf).min(axis=1)
+    hi = np.where(finite, x, -np.inf).max(axis=1)
+    above = np.sum(~(x <= 1.0), axis=1)
+    return {
+        name: RowSummary(rows, float(mean[i]), float(m2[i]), float(m3[i]), float(m4[i]),
+                         float(lo[i]) if n_fin[i] else np.nan, float(hi[i]) if n_fin[i] else np.nan,
+                         int(rows - n_fin[i]), int(above[i]))
+        for i, name in enumerate(names)
+    }
+
+
 def merge_row_summaries(a: RowSummary, b: RowSummary) -> RowSummary:
     """Exact summary of the rows of ``a`` followed by those of ``b`` (:func:`~stats.inference.estimators.merge_power_sums`)."""
     for name, m in (("a", a), ("b", b)):

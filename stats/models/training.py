@@ -422,19 +422,25 @@ def checkpoint_steps(steps):
     return tuple(int(round(k * steps / (CHECKPOINTS - 1))) for k in range(CHECKPOINTS))
 
 
-def _probe(heads, X, Xq, perm, formulas, initial_choice=None):
-    """The probe episode's loss and accuracy, the queries' chosen keys, largest weights, q-k cosines and logits."""
+def _probe_error(heads, X, Xq, perm, formulas):
+    """The probe episode's scores S, weights A, the error O - v_target, and the loss."""
     T, d_v = X.shape[1], heads.WV.shape[2]
     S, _ = heads.scores(Xq, X)
     A = softmax(S)
     err = A @ (X @ heads.WV) - formulas.retrieval_targets(X @ heads.WV, perm)
+    return S, A, err, 0.5 * np.einsum("rtd,rtd->r", err, err) / (T * d_v)
+
+
+def _probe(heads, X, Xq, perm, formulas, initial_choice=None):
+    """The probe episode's loss and accuracy, the queries' chosen keys, largest weights, q-k cosines and logits."""
+    S, A, _, loss = _probe_error(heads, X, Xq, perm, formulas)
     choice = np.argmax(S, axis=2)
     Q, K = heads.projections(Xq, X)
     Kt = np.take_along_axis(K, perm[:, :, None], axis=1)
     cos = np.sum(Q * Kt, axis=2) / (np.linalg.norm(Q, axis=2) * np.linalg.norm(Kt, axis=2))
     initial = choice if initial_choice is None else initial_choice
     return choice, dict(
-        loss=0.5 * np.einsum("rtd,rtd->r", err, err) / (T * d_v),
+        loss=loss,
         accuracy=np.mean(choice == perm, axis=1),
         frozen=np.mean(choice == initial, axis=1),
         max_weight=np.mean(A.max(axis=2), axis=1),
@@ -469,7 +475,7 @@ def _directional_check(heads, probe, formulas):
         losses = []
         for sign in (1.0, -1.0):
             heads.params = {k: saved[k] + _per_run(sign * h / np.maximum(norm, 1e-300), saved[k]) * grads[k] for k in names}
-            losses.append(_probe(heads, *probe, formulas)[1]["loss"])
+            losses.append(_probe_error(heads, *probe, formulas)[3])
         return (losses[0] - losses[1]) / (2 * h)
 
     h = GRADIENT_STEP * size
@@ -630,8 +636,10 @@ class _Trainer:
         if t == 1:
             change = heads.scores(self.probe[1], self.probe[0])[0] - self.start_scores
             out["first_step_logit_change"] = np.sqrt(np.mean(change * change, axis=(1, 2)))
-        for k in (k for k, m in enumerate(self.marks) if m == t and k > 0):
-            _, now = _probe(heads, *self.probe, self.formulas, self.initial)
+        # A short run has several checkpoints at one step: probe once.
+        marked = [k for k, m in enumerate(self.marks) if m == t and k > 0]
+        now = _probe(heads, *self.probe, self.formulas, self.initial)[1] if marked else None
+        for k in marked:
             for name in PROBE_STATISTICS:
                 out[f"{name}_{k}"] = now[name]
             if k == CHECKPOINTS - 1:
