@@ -48,7 +48,7 @@ def test_every_claim_holds_at_the_default_sample_sizes(full_run):
     the_plan, results = full_run
     table = evaluate(the_plan, results)
     assert list(table.columns) == COLUMNS
-    bad = table[~table["verdict"].isin(["pass", "untestable", "erratum confirmed"])]
+    bad = table[~table["verdict"].isin(["pass", "untestable", "erratum confirmed", "caveat confirmed"])]
     assert bad.empty, bad[["claim", "check", "expected", "estimate", "p_holm", "note"]].to_string()
     tested = table[table["verdict"] != "untestable"]
     statistical = tested[tested["test"].isin(["mean", "variance", "ratio", "two_sample", "interval"])]
@@ -56,8 +56,28 @@ def test_every_claim_holds_at_the_default_sample_sizes(full_run):
     assert (tested["detectable"] >= 0).all()
     # Every erratum's corrected value is its own row, and it passes.
     corrected = table[table["check"].str.endswith("[corrected]")]
-    assert len(corrected) == (table["verdict"] == "erratum confirmed").sum() >= 5
+    assert len(corrected) == table["verdict"].isin(["erratum confirmed", "caveat confirmed"]).sum() >= 5
     assert (corrected["verdict"] == "pass").all()
+
+
+@pytest.mark.slow
+def test_the_findings_are_graded_and_every_caveat_holds_as_written(full_run):
+    the_plan, results = full_run
+    table = evaluate(the_plan, results)
+    rows = table.set_index(["claim", "check"])
+    assert rows.loc[("saturation-table", "unscaled max weight, d_k=4"), "grade"] == "last digit"
+    assert rows.loc[("saturation-table", "unscaled max weight, d_k=1024"), "grade"] == "rounding slip"
+    assert (rows.loc["gradient-to-projections", "finding"] == "caveat").any()
+    assert (rows.loc["training-unscaled-cannot-learn", "finding"] == "erratum").any()
+    # A caveat is true as written: the claims it names hold (their errata's corrections too).
+    for c in REGISTRY:
+        for ch in c.checks:
+            if ch.erratum is not None and ch.erratum.kind == "caveat":
+                named = table[table["claim"].isin(ch.erratum.confirmed_by)]
+                assert len(named) and named["verdict"].isin(["pass", "untestable", "erratum confirmed", "caveat confirmed"]).all()
+                assert (named["finding"] == "holds").any(), (c.id, ch.label)
+    decided = table[table["verdict"] != "untestable"]
+    assert set(decided["finding"]) <= {"holds", "caveat", "erratum"}
 
 
 @pytest.mark.slow
@@ -68,6 +88,23 @@ def test_every_mutant_is_caught(full_run):
     assert len(MUTANTS) >= 29
     nan_mutant = table.set_index("mutant").loc["nan-mean"]
     assert "ERROR" in nan_mutant["verdicts"]  # NaN is an error, never a pass or a plain rejection
+
+
+def test_mutant_tiers_start_with_the_cheapest_check_and_double_in_cost():
+    from types import SimpleNamespace as NS
+
+    from stats.claims.mutation import mutant_tiers
+
+    costs = dict(a=1.0, b=2.0, c=4.0, d=8.0, e=16.0, f=1.0)
+    reads = dict(X="c", Y="ab", Z="de", W="ae")  # f is touched but read by no check
+    the_plan = NS(jobs={k: NS(n=1, sim=NS(cost=c)) for k, c in costs.items()},
+                  checks=[NS(claim=NS(id="claim"), check=NS(label=lab, measures=[NS(sim=NS(key=k)) for k in ks]))
+                          for lab, ks in reads.items()])
+    # Checks by cost: Y (3), X (4), W (17, of which a is drawn already), Z (24).  Budgets 3, 6, 12.
+    assert mutant_tiers(the_plan, set(costs)) == [["a", "b"], ["c", "e"], ["d"]]
+    assert mutant_tiers(the_plan, {"c", "d"}) == [["c"], ["d"]]  # of Z, d alone is touched
+    assert mutant_tiers(the_plan, {"f"}) == [[]]
+    assert mutant_tiers(the_plan, set()) == [[]]
 
 
 @pytest.mark.slow
