@@ -18,7 +18,8 @@ import pandas as pd
 
 from stats._io import write_text
 from stats.claims.registry import REGISTRY
-from stats.claims.verdicts import ERRATUM_CONFIRMED, OK_VERDICTS, PASS, UNTESTABLE
+from stats.claims.findings import GRADES, worst_finding
+from stats.claims.verdicts import CAVEAT_CONFIRMED, CONFIRMED, ERRATUM_CONFIRMED, OK_VERDICTS, PASS, UNTESTABLE
 
 from . import ANALYSES, all_figures
 from ._data import DataError, read_manifest
@@ -26,6 +27,7 @@ from ._data import DataError, read_manifest
 __all__ = ["build_numbers", "build_page", "build_pdf", "rounded_as_stated"]
 
 TEMPLATES = Path(__file__).with_name("templates")
+_GRADE_ORDER = {g: i for i, g in enumerate(GRADES)}
 
 
 def rounded_as_stated(value, stated_text):
@@ -143,7 +145,8 @@ def build_page(out):
             if g is None:
                 continue
             worst = "fail" if (~g["verdict"].isin(OK_VERDICTS)).any() else (
-                "erratum" if (g["verdict"] == ERRATUM_CONFIRMED).any() else "pass")
+                "erratum" if (g["verdict"] == ERRATUM_CONFIRMED).any() else
+                "caveat" if (g["verdict"] == CAVEAT_CONFIRMED).any() else "pass")
             support.append(dict(id=cid, state=worst, n=len(g)))
         figures.append(dict(name=name, study=study, caption=spec["caption"], width=spec["width"], claims=support,
                             png=f"figures/{name}.png", pdf=f"figures/{name}.pdf"))
@@ -153,16 +156,27 @@ def build_page(out):
         if row.empty:
             continue
         r = row.iloc[0]
+        e = check.erratum
+        digits = r.get("digits_off")
         errata.append(dict(claim=claim_id, check=check.label, section=r["section"], text=check.stated.text,
-                           corrected=check.erratum.corrected.text, sentence=check.erratum.sentence, verdict=r["verdict"],
+                           corrected=e.corrected.text, sentence=e.sentence, verdict=r["verdict"], kind=e.kind,
+                           grade=r["grade"] if isinstance(r.get("grade"), str) else "",
+                           digits="" if digits is None or pd.isna(digits) else f"{digits:.2g}",
+                           as_written=e.as_written, confirmed_by=list(e.confirmed_by),
                            estimate=_fmt(r["estimate"]), mcse=_fmt(r["mcse"], 2)))
+    # Errata first, gravest grade first; then the caveats.
+    errata.sort(key=lambda e: (e["kind"] != "erratum", -_GRADE_ORDER.get(e["grade"], -1)))
+    findings = {cid: worst_finding(g["finding"].fillna("")) for cid, g in claims.groupby("claim", sort=False)}
     rows = []
     for _, r in claims.iterrows():
         v = r["verdict"]
-        cls = {PASS: "pass", ERRATUM_CONFIRMED: "erratum", UNTESTABLE: "untestable"}.get(v, "fail")
+        cls = {PASS: "pass", ERRATUM_CONFIRMED: "erratum", CAVEAT_CONFIRMED: "caveat", UNTESTABLE: "untestable"}.get(v, "fail")
+        finding = r["finding"] if isinstance(r["finding"], str) else ""
+        grade = r["grade"] if isinstance(r["grade"], str) else ""
         rows.append(dict(claim=r["claim"], check=r["check"], test=r["test"], expected=_fmt(r["expected"]),
                          estimate=_fmt(r["estimate"]), mcse=_fmt(r["mcse"], 2), p_value=_fmt(r["p_value"], 3),
                          p_holm=_fmt(r["p_holm"], 3), detectable=_fmt(r["detectable"], 3), n=_fmt(int(r["n"])), verdict=v,
+                         finding=f"{finding} ({grade})" if grade else finding,
                          cls=cls, note=r["note"] if isinstance(r["note"], str) else "", section=r["section"]))
     steps = [dict(step=f"study {s}", seconds=m.get("seconds"), quick=m.get("quick"), measured=m.get("measured", False))
              for s, m in manifests.items()]
@@ -177,7 +191,10 @@ def build_page(out):
         verdicts=verdicts,
         total=len(claims),
         failing=[r for r in rows if r["cls"] == "fail"],
-        errata=errata,
+        errata=[e for e in errata if e["kind"] == "erratum"],
+        caveats=[e for e in errata if e["kind"] == "caveat"],
+        findings=findings,
+        confirmed=sum(verdicts.get(v, 0) for v in CONFIRMED),
         figures=figures,
         rows=rows,
         mutants=None if mutants is None else mutants.to_dict("records"),

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .verdicts import ERRATUM_CONFIRMED, ERRATUM_STALE, ERROR, REJECTED, UNTESTABLE
+from .verdicts import CONFIRMED, ERROR, REJECTED, STALE, UNTESTABLE
 
 # pandas is imported where it is used: ``import stats`` stays at numpy and scipy.special
 # (see stats/models/__init__.py).
@@ -38,16 +38,18 @@ def table_text(rows):
             "detectable": rows["detectable"].map(lambda d: _fmt(d, 3)),
             "n": rows["n"],
             "verdict": rows["verdict"],
+            "finding": [f"{f} ({g})" if isinstance(g, str) and g else f for f, g in zip(rows["finding"], rows["grade"])],
         }
     )
     return shown.to_string(index=False)
 
 
 def print_report(table, *, out=sys.stdout, full=False):
-    """Rejections and errors first, then errata and untestable checks; every row with ``full``."""
-    bad = table[table["verdict"].isin([REJECTED, ERROR, ERRATUM_STALE])]
+    """Rejections and errors first, then the recorded errata and caveats and the untestable
+    checks; every row with ``full``."""
+    bad = table[table["verdict"].isin([REJECTED, ERROR, *STALE])]
     if full:
-        main = table[~table["verdict"].isin([UNTESTABLE, ERRATUM_CONFIRMED, ERRATUM_STALE])]
+        main = table[~table["verdict"].isin([UNTESTABLE, *CONFIRMED, *STALE])]
         print(table_text(main), file=out)
     else:
         per_claim = table.groupby("claim", sort=False)["verdict"].agg(lambda v: ", ".join(f"{k} {n}" for k, n in v.value_counts().items()))
@@ -57,12 +59,14 @@ def print_report(table, *, out=sys.stdout, full=False):
         print(table_text(bad), file=out)
         for _, r in bad.iterrows():
             print(f"  {r['claim']} [{r['check']}]: {r['note']}", file=out)
-    errata = table[table["verdict"].isin([ERRATUM_CONFIRMED, ERRATUM_STALE])]
-    if len(errata):
-        print("\nErrata of the text (refuted statements, recorded; their corrected values are tested too):", file=out)
-        print(table_text(errata), file=out)
-        for _, r in errata.iterrows():
-            print(f"  {r['claim']} [{r['check']}]: {r['note']}", file=out)
+    for kind, heading in (("erratum", "Errata of the text (false as written, graded; their corrected values are tested too)"),
+                          ("caveat", "Caveats (true as written; the evidence qualifies a consequence the text draws)")):
+        recorded = table[table["verdict"].isin([f"{kind} confirmed", f"{kind} stale"])]
+        if len(recorded):
+            print(f"\n{heading}:", file=out)
+            print(table_text(recorded), file=out)
+            for _, r in recorded.iterrows():
+                print(f"  {r['claim']} [{r['check']}]: {r['note']}", file=out)
     untestable = table[table["verdict"] == UNTESTABLE]
     if len(untestable):
         print("\nUntestable here (no calibrated test exists, or a dependency is missing):", file=out)

@@ -18,7 +18,8 @@ from ..inference.significance import UntestableError, holm_adjust
 from ..inference.tails import TAIL_FRACTION, conservative_pvalue, tail_error
 from .checks import EvaluationContext, SimulationError
 from .defaults import FALSE_PASS, FAMILY_ALPHA
-from .verdicts import ERRATUM_CONFIRMED, ERRATUM_STALE, ERROR, OK_VERDICTS, REJECTED, UNTESTABLE, verdict
+from .findings import CAVEAT, ERRATUM, FALSE_AS_STATED, HOLDS, erratum_grade
+from .verdicts import CONFIRMED, ERROR, OK_VERDICTS, REJECTED, STALE, UNTESTABLE, verdict
 
 __all__ = ["COLUMNS", "evaluate", "failing", "passed"]
 
@@ -38,6 +39,9 @@ COLUMNS = [
     "tail_error",
     "n",
     "verdict",
+    "finding",
+    "grade",
+    "digits_off",
     "note",
 ]
 
@@ -98,7 +102,8 @@ def evaluate(the_plan, results, *, formulas=FORMULAS, alpha=FAMILY_ALPHA, beta=F
         row = dict(
             claim=cl.id, section=cl.section, statement=cl.statement, check=ch.label, test=ch.test,
             closed_form=cl.closed_form, expected=math.nan, estimate=math.nan, mcse=math.nan, p_value=math.nan,
-            p_holm=math.nan, detectable=math.nan, tail_error=math.nan, n=0, verdict=UNTESTABLE, note=p.untestable or "",
+            p_holm=math.nan, detectable=math.nan, tail_error=math.nan, n=0, verdict=UNTESTABLE, finding="", grade="",
+            digits_off=math.nan, note=p.untestable or "",
         )
         state = "untestable"
         if not p.untestable:
@@ -129,10 +134,27 @@ def evaluate(the_plan, results, *, formulas=FORMULAS, alpha=FAMILY_ALPHA, beta=F
             row["verdict"] = ERROR
             continue
         e = p.check.erratum
-        row["verdict"] = verdict(state == "refuted", erratum=e is not None)
+        row["verdict"] = verdict(state == "refuted", erratum=e)
+        row.update(_finding(p.check, state == "refuted", row["estimate"]))
         if e is not None:  # a check with an erratum tests a stated interval (Check.validate)
             row["note"] = f"text: {p.check.stated.text}; corrected: {e.corrected.text}; {row['note']}"
     return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _finding(check, refuted, estimate):
+    """What a decided check found about the text (:mod:`stats.claims.findings`): ``holds`` when
+    not refuted; refuted, a recorded caveat's class, else an erratum graded by how far the
+    estimate lies from what the text states (a refutation nobody recorded is graded too)."""
+    if not refuted:
+        return dict(finding=HOLDS)
+    e = check.erratum
+    if e is not None and e.kind == "caveat":
+        return dict(finding=CAVEAT)
+    stated = getattr(check, "stated", None)
+    if stated is None:  # an identity or a distribution: the statement as a whole is false
+        return dict(finding=ERRATUM, grade=FALSE_AS_STATED)
+    grade, digits = erratum_grade(stated, estimate)
+    return dict(finding=ERRATUM, grade=grade, digits_off=math.nan if digits is None else digits)
 
 
 def passed(table):
@@ -149,7 +171,7 @@ def failing(table, the_plan):
 
     per_test = the_plan.per_test
     statistical = pd.Series([p.check.statistical for p in the_plan.checks], index=table.index, dtype=bool)
-    hard = table["verdict"].isin([ERROR, ERRATUM_STALE])
+    hard = table["verdict"].isin([ERROR, *STALE])
     refuted_det = ~statistical & table["verdict"].isin([REJECTED])
-    refuted_stat = statistical & (table["p_value"] < per_test) & ~table["verdict"].isin([ERRATUM_CONFIRMED, UNTESTABLE])
+    refuted_stat = statistical & (table["p_value"] < per_test) & ~table["verdict"].isin([*CONFIRMED, UNTESTABLE])
     return table[hard | refuted_det | refuted_stat]

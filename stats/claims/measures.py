@@ -83,9 +83,39 @@ class Stated:
         return f"[{lo}, {hi})"
 
 
+#: The kinds of recorded finding (:mod:`stats.claims.findings`).
+ERRATUM_KINDS = ("erratum", "caveat")
+
+
 @dataclass(frozen=True)
 class Erratum:
-    """A refuted statement: the corrected figure (tested, must pass) and the corrected sentence."""
+    """A statement the evidence refutes, recorded: the corrected figure (tested, must pass) and
+    the sentence the text could print instead.
+
+    ``kind="erratum"``: the text's statement is false (a number outside its rounding interval,
+    or false under its plain reading).  ``kind="caveat"``: the refuted check is a consequence
+    the text draws, while its statement is true as written -- ``as_written`` says what holds,
+    and ``confirmed_by`` names the claims (registry ids) that show it.
+    """
 
     corrected: Stated
     sentence: str
+    kind: str = "erratum"
+    as_written: str = ""
+    confirmed_by: tuple = ()
+
+    def __post_init__(self):
+        if not isinstance(self.corrected, Stated):
+            raise TypeError(f"corrected must be a Stated; got {type(self.corrected).__name__}")
+        if not isinstance(self.sentence, str) or not self.sentence.strip():
+            raise ValueError("sentence must be the sentence the text could print instead, a non-empty string")
+        if self.kind not in ERRATUM_KINDS:
+            raise ValueError(f"kind must be one of {ERRATUM_KINDS}; got {self.kind!r}")
+        if isinstance(self.confirmed_by, str) or not all(isinstance(c, str) and c for c in self.confirmed_by):
+            raise TypeError(f"confirmed_by must be a tuple of claim ids; got {self.confirmed_by!r}")
+        object.__setattr__(self, "confirmed_by", tuple(self.confirmed_by))
+        if self.kind == "caveat" and not (isinstance(self.as_written, str) and self.as_written.strip() and self.confirmed_by):
+            raise ValueError("a caveat says what holds as written (as_written) and names the claims that show it "
+                             "(confirmed_by)")
+        if self.kind == "erratum" and (self.as_written or self.confirmed_by):
+            raise ValueError("an erratum's statement is false: as_written and confirmed_by belong to a caveat")

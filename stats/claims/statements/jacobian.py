@@ -155,7 +155,13 @@ def claims():
                                          "gradient reaching W_Q and W_K does not vanish; its norm grows with d_k, like "
                                          "d_k^(1/4) at a fixed input width (about five times larger at d_k = 1024 than at "
                                          "d_k = 8 with d_model = 32, and more than ten times the scaled head's) and like "
-                                         "d_k^(3/4) when d_model grows with d_k, carried by a handful of rows."))
+                                         "d_k^(3/4) when d_model grows with d_k, carried by a handful of rows. "
+                                         "Enough of it arrives for the unscaled head to learn at a learning rate that "
+                                         "suits it, more slowly than a scaled head.",
+                                         kind="caveat",
+                                         as_written="an exactly one-hot row passes no gradient to its scores (its "
+                                                    "Jacobian is the zero matrix), so none reaches W_Q or W_K through it",
+                                         confirmed_by=("jacobian-properties",)))
                 for label, small, large in _shapes(heads, 64)
                 for w in ("dwq", "dwk")
             ),

@@ -69,7 +69,11 @@ def claims():
             kw["erratum"] = Erratum(
                 Stated.at_most("moves: another rate is best in most seeds, < 1/2", 0.5),
                 "In one attention head, 1/d_k with one Adam learning rate keeps the best rate in place across widths; "
-                "muP's full prescription, which also divides the Adam rate of W_Q and W_K by d_model, moves it up.")
+                "muP's full prescription, which also divides the Adam rate of W_Q and W_K by d_model, moves it up.",
+                kind="caveat",
+                as_written="the text's muP is the 1/d_k scaling, and with it (one Adam rate) the base width's best rate "
+                           "is still best at d_k = 128 in most seeds",
+                confirmed_by=("training-mup-transfer",))
             kw["macro"] = "mupBaseRateBestWide"
         mup_checks.append(share(f"{label}, d_k={MUP_WIDE}: the rate best at d_k={MUP_BASE} (0.03) still best of "
                                 f"(0.01, 0.03, 0.1)", drifts if scaling == "sqrt" else transfers,

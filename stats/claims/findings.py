@@ -1,0 +1,67 @@
+"""What the evidence says about a sentence of the text: the finding classes (``docs/findings.md``).
+
+* ``holds`` -- the check passes as the text states it;
+* ``caveat`` -- the text's statement is true as written (another claim confirms it), and the
+  evidence qualifies a consequence the text draws from it: recorded as an
+  :class:`~stats.claims.measures.Erratum` of kind ``"caveat"``, with the measured
+  qualification and the sentence the text could print instead;
+* ``erratum`` -- a stated number outside the interval its rounding claims, or a statement
+  false under its plain reading; graded by :func:`erratum_grade`.
+
+A check's run verdict (:mod:`stats.claims.verdicts`) says whether the suite's run passed;
+the finding says what that run found about the text.
+"""
+
+from __future__ import annotations
+
+import math
+
+__all__ = [
+    "CAVEAT", "ERRATUM", "FALSE_AS_STATED", "FINDINGS", "GRADES", "HOLDS", "LAST_DIGIT", "ROUNDING_SLIP", "SLIP_DIGITS",
+    "WRONG_NUMBER", "digits_off", "erratum_grade", "worst_finding",
+]
+
+HOLDS, CAVEAT, ERRATUM = "holds", "caveat", "erratum"
+#: In order of gravity: a claim's finding is the gravest of its checks'.
+FINDINGS = (HOLDS, CAVEAT, ERRATUM)
+
+ROUNDING_SLIP = "rounding slip"
+LAST_DIGIT = "last digit"
+WRONG_NUMBER = "wrong number"
+FALSE_AS_STATED = "false as stated"
+#: An erratum's grades, mildest first.
+GRADES = (ROUNDING_SLIP, LAST_DIGIT, WRONG_NUMBER, FALSE_AS_STATED)
+#: A stated number whose true value lies within this many units of its last digit of the
+#: interval it claims was rounded the wrong way at a boundary (0.954903 written 0.96).
+SLIP_DIGITS = 0.1
+
+
+def _is_number(stated):
+    """Whether ``stated`` is a number as the text writes it (a finite interval around a value)."""
+    return all(math.isfinite(x) for x in (stated.value, stated.lo, stated.hi)) and stated.hi > stated.lo
+
+
+def digits_off(stated, value):
+    """How far ``value`` lies outside a stated number's rounding interval ``[lo, hi)``, in units of
+    the number's last digit (``hi - lo``): 0 inside it; ``None`` for a statement that is not a
+    number (an inequality, a range) or a value that is not finite."""
+    if not _is_number(stated) or value is None or not math.isfinite(value):
+        return None
+    return max(stated.lo - value, value - stated.hi, 0.0) / (stated.hi - stated.lo)
+
+
+def erratum_grade(stated, value):
+    """``(grade, digits)`` of a refuted statement: a number by :func:`digits_off` -- at most
+    :data:`SLIP_DIGITS` a ``rounding slip``, at most 1 its ``last digit``, beyond that a
+    ``wrong number``; any other statement ``false as stated`` (``digits`` ``None``)."""
+    d = digits_off(stated, value)
+    if d is None:
+        return FALSE_AS_STATED, None
+    return (ROUNDING_SLIP if d <= SLIP_DIGITS else LAST_DIGIT if d <= 1 else WRONG_NUMBER), d
+
+
+def worst_finding(findings):
+    """The gravest of ``findings`` (:data:`FINDINGS` order); empty strings (nothing decided) are skipped,
+    and nothing decided at all gives ``""``."""
+    ranked = [FINDINGS.index(f) for f in findings if f in FINDINGS]
+    return FINDINGS[max(ranked)] if ranked else ""
