@@ -15,6 +15,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Callable
 
 from .exact.attention import attention_backward, softmax_jacobian, softmax_vjp
+from .exact.equations import EQUATIONS, Equations
 from .exact.formats import exp_overflow_threshold
 from .models.asymptotics import saturation_asymptotics
 from .models.distributions import score_distribution
@@ -71,6 +72,8 @@ class Formulas:
     t5_fold_divisor: Callable = t5_fold_divisor
     qk_normalize: Callable = qk_normalize
     mup_lr_multiplier: Callable = mup_lr_multiplier
+    #: The section's displayed equations as it writes them (SymPy), which the proof claims prove.
+    equations: Equations = EQUATIONS
 
 
 FORMULAS = Formulas()

@@ -162,6 +162,9 @@ ORCHESTRATION = {
     "diff_chi2": "a scipy.stats rv_continuous instance; scipy validates its shape parameters",
     "BIT_GENERATOR": "numpy's SFC64, validated by numpy",
     "pool_context": "takes no argument",
+    "decide": "takes SymPy expressions or matrices; refuses anything else (tests/test_proofs.py)",
+    "expectation": "takes a SymPy polynomial and a moments mapping; refuses anything else (tests/test_proofs.py)",
+    "gradient": "takes a SymPy expression and a matrix of symbols; refuses anything else (tests/test_proofs.py)",
 }
 #: Plain records: the library fills them; they are values, not entry points.
 RECORDS = {
@@ -172,6 +175,8 @@ RECORDS = {
     # named in its error (tests/test_checks.py).
     "MeanCheck", "VarianceCheck", "RatioCheck", "TwoSampleCheck", "DistributionCheck", "IntervalCheck",
     "IdentityCheck", "ExactCheck", "ShareCheck", "BoundSD", "ClosedFormSD", "PilotSD",
+    # The section's displayed equations (SymPy functions, proved by the proof claims) and a proof's outcome.
+    "Equations", "Decision",
 }
 
 BAD = {

@@ -18,7 +18,7 @@ import pytest
 
 import stats
 
-HEAVY = ("scipy.stats", "scipy.integrate", "scipy.optimize", "pandas")
+HEAVY = ("scipy.stats", "scipy.integrate", "scipy.optimize", "pandas", "sympy")
 
 
 def _imported_after(code):

@@ -10,7 +10,8 @@ from __future__ import annotations
 import math
 
 from ..models.scores import score_cumulants, score_tail_index
-from .checks import DistributionCheck, ExactCheck, IdentityCheck, IntervalCheck, MeanCheck, RatioCheck, ShareCheck, TwoSampleCheck, VarianceCheck
+from .checks import (DistributionCheck, ExactCheck, IdentityCheck, IntervalCheck, MeanCheck, ProofCheck, RatioCheck, ShareCheck,
+                     TwoSampleCheck, VarianceCheck)
 from .measures import Erratum, Measure, Stated
 
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     "identity",
     "interval",
     "mean",
+    "proof",
     "ratio",
     "score_kurtosis_sd",
     "score_sd",
@@ -100,6 +102,11 @@ def interval(label, stated, *, measure=None, inputs=(), derive=None, target=0.00
 def share(label, stated, measure, *, target=0.45, **kw):
     """The share of rows where ``measure`` (0 or 1) is 1 lies in ``stated``'s interval (exact binomial test)."""
     return ShareCheck(label, stated=stated, measure=measure, target=target, **kw)
+
+
+def proof(label, derive, *, shapes="", **kw):
+    """A displayed equation proved by computer algebra: ``derive(F)`` returns ``(derived, displayed)``."""
+    return ProofCheck(label, derive=derive, shapes=shapes, uses=("equations",), **kw)
 
 
 def exact(label, stated, value, *, uses, **kw):

@@ -11,12 +11,14 @@ mistake.  Every function here is module-level, so a mutant can run on a process 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 
 import numpy as np
 
 from ..exact import attention as _att
+from ..exact import equations as _eq
+from ..exact.equations import EQUATIONS
 from ..exact.cost import matmul, phase
 from ..formulas import FORMULAS, Formulas, with_formula
 from ..models import distributions as _distributions
@@ -253,10 +255,56 @@ _IMPLEMENTATION_MUTANTS = (
     ("asymptotic-gap-density-unordered", "the gap density at zero over unordered pairs, T(T-1)/2", dict(saturation_asymptotics=_asymptotics_pairs_unordered)),
 )
 
+# ------------------------------------------------------- displayed equations (the proof claims)
+
+
+def _ds_sign(A, dA, D):
+    return _eq.hadamard(A, D * _ones_row(A.cols) - dA)
+
+
+def _ones_row(n):
+    import sympy
+
+    return sympy.ones(1, n)
+
+
+def _row_term_without_sum(A, dA):
+    return _eq.hadamard(A, dA)[:, 0]
+
+
+def _dk_without_transpose(dS, Q, c):
+    return c * dS * Q
+
+
+def _exercise_mu4_minus_1(d_k, rho, mu4):
+    return 1 + rho**2 * (mu4 - 1)
+
+
+def _jacobian_plus(a):
+    import sympy
+
+    return sympy.diag(*a) + a * a.T
+
+
+def _dv_without_transpose(A, dO):
+    return dO.T * A
+
+
+#: Wrong steps of the section's derivations: each must fail the proof of the step it replaces.
+_EQUATION_MUTANTS = (
+    ("proof-ds-sign", "step 2 with its sign flipped: dS = A * (D 1^T - dA)", dict(softmax_backward=_ds_sign)),
+    ("proof-d-without-row-sum", "D_i = A_i1 dA_i1, a D without its row sum", dict(row_term=_row_term_without_sum)),
+    ("proof-dk-without-transpose", "step 3 with dK = c dS Q, the transpose missing", dict(backward_dK=_dk_without_transpose)),
+    ("proof-dv-as-do-t-a", "step 1 with dV = dO^T A, the product in the wrong order", dict(backward_dV=_dv_without_transpose)),
+    ("proof-jacobian-plus-aat", "the Jacobian written diag(a) + a a^T", dict(softmax_jacobian=_jacobian_plus)),
+    ("proof-exercise-mu4-minus-1", "Exercise 4.3d's variance as 1 + rho^2 (mu_4 - 1)", dict(correlated_scaled_variance=_exercise_mu4_minus_1)),
+)
+
 MUTANTS = (
     tuple(Mutant(name, desc, with_formula(moments=partial(_moments_mutant, name))) for name, desc in _MOMENT_MUTANTS)
     + tuple(Mutant(name, desc, with_formula(distribution=partial(_law_mutant, name))) for name, desc in _LAW_MUTANTS)
     + tuple(Mutant(name, desc, with_formula(**repl)) for name, desc, repl in _IMPLEMENTATION_MUTANTS)
+    + tuple(Mutant(name, desc, with_formula(equations=replace(EQUATIONS, **repl))) for name, desc, repl in _EQUATION_MUTANTS)
 )
 
 assert all(m.formulas is not FORMULAS for m in MUTANTS)

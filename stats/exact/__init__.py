@@ -1,5 +1,8 @@
 """The exact half: the forward pass, its hand-derived backward pass, the softmax Jacobian,
-tiled (FlashAttention-style) attention, floating-point formats and matrix-product counts."""
+tiled (FlashAttention-style) attention, floating-point formats and matrix-product counts;
+and the section's displayed equations (:mod:`.equations`) with their derivations from first
+principles (:mod:`.derivations`), proved by computer algebra (:mod:`.symbolic`, SymPy,
+imported on first use: never by ``import stats``)."""
 
 from .attention import (
     attention_backward,
@@ -10,11 +13,17 @@ from .attention import (
     softmax_vjp,
 )
 from .cost import attention_matmul_flops, count_matmuls
+from .equations import EQUATIONS, Equations
 from .formats import FORMATS, exp_overflow_threshold, float_format, format_max, softmax_terms
 from .gradcheck import GradientCheck, gradient_check, numerical_gradient
 from .tiled import tiled_attention_backward, tiled_attention_forward
 
+#: Served from :mod:`.symbolic` on first access (PEP 562): it imports SymPy.
+_LAZY_NAMES = ("Decision", "decide", "expectation", "gradient")
+
 __all__ = [
+    "EQUATIONS",
+    "Equations",
     "FORMATS",
     "GradientCheck",
     "attention_backward",
@@ -33,4 +42,13 @@ __all__ = [
     "softmax_vjp",
     "tiled_attention_backward",
     "tiled_attention_forward",
+    *_LAZY_NAMES,
 ]
+
+
+def __getattr__(name):
+    if name in _LAZY_NAMES:
+        from . import symbolic
+
+        return getattr(symbolic, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -27,6 +27,7 @@ from .deterministic import IDENTITY_RATE, ExactCheck, IdentityCheck, identity_ro
 from .distribution import DistributionCheck
 from .interval import IntervalCheck
 from .moments import MeanCheck, RatioCheck, SizedCheck, TwoSampleCheck, VarianceCheck
+from .proof import ProofCheck
 from .share import ShareCheck
 
 #: Every kind of check, by the name ``claims.csv`` writes in its ``test`` column.
@@ -42,6 +43,7 @@ KINDS = {
         IdentityCheck,
         ExactCheck,
         ShareCheck,
+        ProofCheck,
     )
 }
 
@@ -65,6 +67,7 @@ __all__ = [
     "Outcome",
     "PilotSD",
     "PilotStats",
+    "ProofCheck",
     "RatioCheck",
     "SimulationError",
     "ShareCheck",
