@@ -73,6 +73,16 @@ def test_the_page_references_every_figure_and_only_existing_ones(built):
     assert "DRAFT" in html  # a QUICK build says so
 
 
+def test_the_page_lists_errata_graded_and_caveats_apart(built):
+    html = (built / "index.html").read_text()
+    errata = html[html.index('<h2 id="errata">'):html.index('<h2 id="caveats">')]
+    caveats = html[html.index('<h2 id="caveats">'):html.index('<h2 id="figures">')]
+    assert "rounding slip" in errata and "last digit" in errata and "false as stated" in errata
+    assert "gradient-to-projections" in caveats and "gradient-to-projections" not in errata
+    assert "True as written" in caveats and 'href="#claim-jacobian-properties"' in caveats
+    assert "Findings on the text, by claim" in html
+
+
 def test_the_figures_say_they_are_drafts(built):
     png = (built / "figures" / "overflow.png").read_bytes()
     assert b"DRAFT" in png

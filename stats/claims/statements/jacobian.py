@@ -12,7 +12,8 @@ from ...models.heads import HeadSim
 from ...models.problems import JacobianSim
 from ...models.saturation import SaturationSim
 from ...models.spectra import SpectrumSim
-from ..build import Erratum, Measure, Stated, identity, interval, mean
+from ...exact.attention import softmax
+from ..build import Erratum, Measure, Stated, exact, identity, interval, mean
 from ..schema import Claim
 
 SECTION = "The Jacobian of softmax, and what saturation does to it"
@@ -27,6 +28,24 @@ _JAC_PROPS = {
     "vjp": "the O(n) product a * (g - (a . g) 1) equals J g",
     "one_hot_zero": "a one-hot a gives the zero matrix exactly",
 }
+
+
+#: The numerical Jacobian: central differences at step h, on seeded rows of n scores of scale 3.
+FD_KEYS, FD_ROWS, FD_STEP, FD_TOLERANCE = 8, 64, 1e-5, 1e-8
+
+
+def _jacobian_fd_error(F):
+    """The largest |J_fd - J(a)| over seeded softmax rows, over :data:`FD_TOLERANCE` (<= 1 agrees):
+    J_fd by central differences of the suite's softmax, J(a) the formula under test.  The
+    differences' own error is about h^2 + eps/h ~ 1e-10, a hundredth of the tolerance."""
+    rng = np.random.default_rng(np.random.SeedSequence(20261202))
+    worst = 0.0
+    for _ in range(FD_ROWS):
+        s = 3.0 * rng.standard_normal(FD_KEYS)
+        steps = FD_STEP * np.eye(FD_KEYS)
+        fd = (softmax(s + steps) - softmax(s - steps)).T / (2 * FD_STEP)  # column j: da/ds_j
+        worst = max(worst, float(np.max(np.abs(fd - F.softmax_jacobian(softmax(s))))))
+    return worst / FD_TOLERANCE, 0.0
 
 
 def _slope(mu):
@@ -62,11 +81,15 @@ def claims():
         Claim(
             "jacobian-properties",
             SECTION,
-            "The softmax Jacobian diag(a) - a a^T is symmetric, its rows sum to zero, it is positive semidefinite with "
+            "The softmax Jacobian diag(a) - a a^T (it agrees with a numerical derivative of the softmax) is symmetric, its rows sum to zero, it is positive semidefinite with "
             "u^T J u the a-weighted variance of u, its trace is 1 - ||a||^2, the vector-Jacobian product needs no n x n "
             "matrix, and a one-hot a gives the zero matrix.",
             "J = diag(a) - a a^T; J 1 = 0; u^T J u = Var_a(u) >= 0; tr J = 1 - ||a||^2; J^T g = a * (g - a.g)",
-            tuple(identity(f"{name}, n={s.n_keys}", Measure(s, name), note=_JAC_PROPS[name]) for s in jac for name in _JAC_PROPS),
+            tuple(identity(f"{name}, n={s.n_keys}", Measure(s, name), note=_JAC_PROPS[name]) for s in jac for name in _JAC_PROPS)
+            + (exact(f"a numerical derivative agrees, n={FD_KEYS}, {FD_ROWS} seeded rows",
+                     Stated.at_most(f"central differences within {FD_TOLERANCE:g} of diag(a) - a a^T: error / tolerance < 1", 1.0),
+                     _jacobian_fd_error, uses=("softmax_jacobian",),
+                     note="largest |J_fd - (diag(a) - a a^T)| over rows of 8 scores of scale 3, central differences at h = 1e-5"),),
         ),
         Claim(
             "trace-maximum",
