@@ -262,11 +262,9 @@ def winner_bound(eq, keys=4, gap=10):
     ``(1, 1)`` when the certificate holds, ``(0, 1)`` when it does not.
     """
     sp = _sp()
-    deltas = sp.symbols(f"delta1:{keys}", nonnegative=True)
     t = sp.Symbol("t", positive=True)  # e^{-gap}
-    a_max = 1 / (1 + sum(t * sp.exp(-dl) for dl in deltas))
-    w = sp.symbols(f"w1:{keys}", nonnegative=True)  # 1/e^{-delta_j} - 1 >= 0
-    a_max = a_max.xreplace({sp.exp(-dl): 1 / (1 + wl) for dl, wl in zip(deltas, w)})
+    w = sp.symbols(f"w1:{keys}", nonnegative=True)  # e^{delta_j} - 1 >= 0: e^{-delta_j} = 1/(1 + w_j)
+    a_max = 1 / (1 + sum(t / (1 + wl) for wl in w))
     bound = eq.winner_bound(keys, gap).xreplace({sp.exp(gap): 1 / t})
     num, den = (sp.expand(x) for x in sp.fraction(sp.together(a_max - bound)))
     certified = (_nonnegative_terms(num) and _nonnegative_terms(den)) or (
