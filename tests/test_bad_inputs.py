@@ -36,6 +36,7 @@ GOOD = {
     "as_seed_sequence": ((5,), {}),
     "attention_backward": ((_q, _k, _v, _q), {}),
     "attention_flops": ((3, 4, 5, 6), {}),
+    "attention_memory": ((8, 12, 4, 3), dict(block_size=4, seed=1)),
     "block_generator": ((np.random.SeedSequence(1), 0), {}),
     "conservative_pvalue": ((0.5, 100), dict(a1=0.1, a2=0.2)),
     "check_scaling": (("sqrt",), {}),
@@ -139,6 +140,8 @@ GOOD = {
     "adam_update": ((np.ones((2, 3)), {}, 1, 0.01), {}),
     "adafactor_update": ((np.ones((2, 3, 4)), np.ones((2, 3, 4)), {}, 1, np.full(2, 0.01)), {}),
     "TiledSim": ((), dict(T_q=3, T_k=5, d_k=4, d_v=3, block_size=2)),
+    "TorchSDPASim": (("float32", "bool"), dict(batch=1, heads=2, T_q=3, T_k=4, d_k=2, d_v=3)),
+    "SDPADispatchSim": (("float16", "causal"), dict(rank=4, same_head_dim=True, dropout_p=0.0, expect="MATH")),
     "select_claims": (("saturation*",), {}),
 }
 
@@ -162,6 +165,9 @@ ORCHESTRATION = {
     "diff_chi2": "a scipy.stats rv_continuous instance; scipy validates its shape parameters",
     "BIT_GENERATOR": "numpy's SFC64, validated by numpy",
     "pool_context": "takes no argument",
+    "sdpa_cpu_backend": "needs PyTorch for a good call; every argument is validated before PyTorch is imported "
+                        "(tests/test_torch_claims.py::test_sdpa_cpu_backend_refuses_bad_input, which runs without it)",
+    "sdpa_cpu_dispatch_table": "no arguments; needs PyTorch",
     "decide": "takes SymPy expressions or matrices; refuses anything else (tests/test_proofs.py)",
     "expectation": "takes a SymPy polynomial and a moments mapping; refuses anything else (tests/test_proofs.py)",
     "gradient": "takes a SymPy expression and a matrix of symbols; refuses anything else (tests/test_proofs.py)",
@@ -177,6 +183,8 @@ RECORDS = {
     "IdentityCheck", "ExactCheck", "ShareCheck", "BoundSD", "ClosedFormSD", "PilotSD",
     # The section's displayed equations (SymPy functions, proved by the proof claims) and a proof's outcome.
     "Equations", "Decision",
+    # What sdpa_cpu_backend returns: the kernel SDPA chose and the one that ran.
+    "SDPADispatch",
 }
 
 BAD = {

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 from ..models.scores import score_cumulants, score_tail_index
-from .checks import (DistributionCheck, ExactCheck, IdentityCheck, IntervalCheck, MeanCheck, ProofCheck, RatioCheck, ShareCheck,
+from .checks import (CategoricalCheck, DistributionCheck, ExactCheck, IdentityCheck, IntervalCheck, MeanCheck, ProofCheck, RatioCheck, ShareCheck,
                      TwoSampleCheck, VarianceCheck)
 from .measures import Erratum, Measure, Stated
 
@@ -18,6 +18,7 @@ __all__ = [
     "Erratum",
     "Measure",
     "Stated",
+    "categorical",
     "distribution",
     "exact",
     "identity",
@@ -86,6 +87,11 @@ def two_sample(label, measure, measure_b, *, target=0.01, relative=True, sd="pil
 def distribution(label, measure, expected, *, uses, target=0.02, **kw):
     """The rows of ``measure`` follow the exact law ``expected(F)`` (Kolmogorov-Smirnov)."""
     return DistributionCheck(label, measure=measure, expected=expected, uses=uses, target=target, **kw)
+
+
+def categorical(label, measure, expected, *, categories, uses, target=0.03, **kw):
+    """The rows of ``measure`` (categories 0..K-1) are drawn with probabilities ``expected(F)`` (chi-square)."""
+    return CategoricalCheck(label, measure=measure, expected=expected, categories=categories, uses=uses, target=target, **kw)
 
 
 def identity(label, measure, *, rows=None, **kw):

@@ -25,6 +25,7 @@ from ..models import distributions as _distributions
 from ..models.asymptotics import saturation_asymptotics
 from ..models.distributions import score_distribution
 from ..models.laws import entry_law, law_moment
+from ..models.saturation import exact_saturation_scores
 from ..models.saturation_quadrature import saturation_exact
 from ..models.scores import scaled_score_moments, score_scale
 
@@ -139,6 +140,13 @@ def _targets_unpermuted(V, perm):
     return V.copy()
 
 
+def _sampler_winner_first(q_rng, k_rng, rows, d_k, n_keys, c):
+    """The exact sampler with each row's scores sorted, largest first: every statistic of the
+    weights is the same (they are symmetric in the keys), but the winner is always key 0."""
+    s = exact_saturation_scores(q_rng, k_rng, rows, d_k, n_keys, c)
+    return -np.sort(-s, axis=1)
+
+
 def _sampler_without_chi(q_rng, k_rng, rows, d_k, n_keys, c):
     q_rng.chisquare(d_k, size=rows)  # same draws consumed, then ignored: ||q|| taken as sqrt(d_k)
     w = k_rng.standard_normal((rows, n_keys))
@@ -236,6 +244,7 @@ _IMPLEMENTATION_MUTANTS = (
     ("ds-without-d-term", "the backward pass with dS = A * dA (no D term)", dict(attention_backward=partial(_backward_mutant, "ds-without-d-term"))),
     ("dk-as-c-ds-q", "the backward pass with dK = c dS Q instead of c dS^T Q", dict(attention_backward=partial(_backward_mutant, "dk-as-c-ds-q"))),
     ("exact-sampler-no-chi", "the exact saturation sampler that forgets the chi law of ||q|| (takes sqrt(d_k))", dict(saturation_sampler=_sampler_without_chi)),
+    ("exact-sampler-winner-first", "the exact saturation sampler that returns each row's scores sorted, the winner always key 0", dict(saturation_sampler=_sampler_winner_first)),
     ("saturation-exact-fewer-keys", "exact saturation values computed for T - 1 keys", dict(saturation_exact=_saturation_exact_fewer_keys)),
     ("winner-bound-T", "the winner bound e^g/(e^g + T) instead of e^g/(e^g + T - 1)", dict(winner_bound=_winner_bound_T)),
     ("small-score-coefficient", "the small-score expansion's coefficient (T - 1)/T instead of (T - 1)/T^2", dict(small_score_trace=_small_score_over_T)),

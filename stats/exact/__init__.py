@@ -1,5 +1,6 @@
 """The exact half: the forward pass, its hand-derived backward pass, the softmax Jacobian,
-tiled (FlashAttention-style) attention, floating-point formats and matrix-product counts;
+tiled (FlashAttention-style) attention and the memory each pass keeps, floating-point formats and
+matrix-product counts;
 and the section's displayed equations (:mod:`.equations`) with their derivations from first
 principles (:mod:`.derivations`), proved by computer algebra (:mod:`.symbolic`, SymPy,
 imported on first use: never by ``import stats``)."""
@@ -16,6 +17,7 @@ from .cost import attention_matmul_flops, count_matmuls
 from .equations import EQUATIONS, Equations
 from .formats import FORMATS, exp_overflow_threshold, float_format, format_max, softmax_terms
 from .gradcheck import GradientCheck, gradient_check, numerical_gradient
+from .memory import attention_memory
 from .tiled import tiled_attention_backward, tiled_attention_forward
 
 #: Served from :mod:`.symbolic` on first access (PEP 562): it imports SymPy.
@@ -28,6 +30,7 @@ __all__ = [
     "GradientCheck",
     "attention_backward",
     "attention_matmul_flops",
+    "attention_memory",
     "count_matmuls",
     "exp_overflow_threshold",
     "float_format",

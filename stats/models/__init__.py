@@ -46,6 +46,16 @@ from .saturation import (
 from .saturation_quadrature import EXACT_ACCURACY, saturation_exact, saturation_given_scale, saturation_limit
 from .scores import SCALES, scaled_score_moments, score_central_moments, score_cumulants, score_scale, score_tail_index
 from .spectra import SpectrumSim
+from .torch_sdpa import (
+    SDPA_DISPATCH_DTYPES,
+    SDPA_DTYPES,
+    SDPA_MASKS,
+    SDPADispatch,
+    SDPADispatchSim,
+    TorchSDPASim,
+    sdpa_cpu_backend,
+    sdpa_cpu_dispatch_table,
+)
 from .training import (
     FOLDING_OUTCOMES,
     TRAIN_OPTIMIZERS,

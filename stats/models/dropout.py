@@ -4,9 +4,13 @@ During training each attention weight is zeroed with probability p and the survi
 are scaled by :math:`1/(1 - p)`, so :math:`E[\tilde a_j] = a_j` and each row's expected
 sum stays 1.  A row of :class:`DropoutSim` is the softmax of ``n_keys`` i.i.d. N(0, 1)
 scores (stream 0) with dropout applied (stream 1 for the numpy implementation; the
-torch backend seeds a private ``torch.Generator`` from the same block stream).
+torch backends seed PyTorch's generator, inside ``fork_rng``, from the same block stream).
+Backends: ``"numpy"`` (:func:`dropout_weights`), ``"torch"``
+(``torch.nn.functional.dropout`` of the weights) and ``"sdpa"`` (SDPA's own ``dropout_p``,
+with the identity as keys and values so that its output is the dropped weights).
 
-Statistics: ``row_sum`` :math:`\sum_j\tilde a_j` (mean 1, variance
+Statistics: ``dropped_share``, the share of a row's weights set to 0 (mean p, variance
+:math:`p(1-p)/n`: a proportion); ``row_sum`` :math:`\sum_j\tilde a_j` (mean 1, variance
 :math:`\tfrac{p}{1-p}\sum_j a_j^2 \le \tfrac{p}{1-p}`) and ``first_ratio``
 :math:`\tilde a_1/a_1` (mean 1, variance :math:`p/(1-p)`), and the identity
 ``values``: every dropped weight is exactly 0 or :math:`a_j/(1-p)` (within 2u relative).
@@ -25,15 +29,16 @@ from ..engine.streams import block_generator, stream_key
 
 __all__ = ["DROPOUT_BACKENDS", "DropoutSim", "check_dropout_p", "dropout_weights"]
 
-DROPOUT_BACKENDS = ("numpy", "torch")
+DROPOUT_BACKENDS = ("numpy", "torch", "sdpa")
 _U = np.finfo(np.float64).eps / 2
 
 
-def check_dropout_p(p):
+def check_dropout_p(p, name="p"):
+    """``p`` as a float if it is a dropout rate in [0, 1), else an error naming ``name``."""
     if isinstance(p, bool) or not isinstance(p, (int, float, np.floating)):
-        raise TypeError(f"p must be a number in [0, 1); got {p!r}")
+        raise TypeError(f"{name} must be a number in [0, 1); got {p!r}")
     if not 0.0 <= float(p) < 1.0:  # also rejects NaN
-        raise ValueError(f"p must lie in [0, 1); got {p}")
+        raise ValueError(f"{name} must lie in [0, 1); got {p}")
     return float(p)
 
 
@@ -47,20 +52,32 @@ def dropout_weights(a, p, rng):
 
 
 def _torch_functional_dropout(a, p, seed_words):
-    import torch
+    from .torch_sdpa import torch_one_thread
 
-    # One intra-op thread: a worker forked from a process whose PyTorch had started its OpenMP
-    # pool (the parent evaluates a PyTorch check between two runs) hangs in the first parallel
-    # region, as libgomp is not fork-safe; and processes, not threads, are the engine's unit of
-    # parallelism.  The draws are the same bytes with one thread or several (seeded generator).
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(int(seed_words))
-            return torch.nn.functional.dropout(torch.as_tensor(a, dtype=torch.float64), p=p, training=True).numpy()
-    finally:
-        torch.set_num_threads(threads)
+    with torch_one_thread() as torch, torch.random.fork_rng(devices=[]):
+        torch.manual_seed(int(seed_words))
+        return torch.nn.functional.dropout(torch.as_tensor(a, dtype=torch.float64), p=p, training=True).numpy()
+
+
+def _sdpa_dropout(s, p, seed_words):
+    """SDPA's own ``dropout_p`` on score rows ``s``: queries ``s``, keys and values the identity
+    and ``scale=1``, so the scores are ``s`` and the output is the dropped weight matrix.
+    Returns ``(weights without dropout, weights with dropout)``: the second from SDPA called as
+    a user calls it, the first from its math path, the kernel that call runs on CPU whenever
+    ``dropout_p > 0`` (the claim ``sdpa-fused-kernel`` checks that), so both round alike."""
+    from .torch_sdpa import torch_one_thread
+
+    with torch_one_thread() as torch, torch.random.fork_rng(devices=[]):
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+
+        q = torch.as_tensor(s, dtype=torch.float64)[None, None]
+        eye = torch.eye(s.shape[1], dtype=torch.float64)[None, None]
+        sdpa = torch.nn.functional.scaled_dot_product_attention
+        with sdpa_kernel([SDPBackend.MATH]):
+            a = sdpa(q, eye, eye, scale=1.0)[0, 0].numpy()
+        torch.manual_seed(int(seed_words))
+        d = sdpa(q, eye, eye, dropout_p=p, scale=1.0)[0, 0].numpy()
+    return a, d
 
 
 @dataclass(frozen=True)
@@ -71,7 +88,7 @@ class DropoutSim(Simulation):
     n_keys: int = 32
     backend: str = "numpy"
 
-    statistics: ClassVar[tuple[str, ...]] = ("row_sum", "first_ratio", "values")
+    statistics: ClassVar[tuple[str, ...]] = ("dropped_share", "row_sum", "first_ratio", "values")
     uses: ClassVar[tuple[str, ...]] = ("dropout",)
 
     def __post_init__(self):
@@ -95,8 +112,11 @@ class DropoutSim(Simulation):
         rng = block_generator(sim_seed, block, 1)
         if self.backend == "numpy":
             d = formulas.dropout(a, self.p, rng)
-        else:
+        elif self.backend == "torch":
             d = _torch_functional_dropout(a, self.p, rng.integers(0, 2**62))
+        else:
+            a, d = _sdpa_dropout(s, self.p, rng.integers(0, 2**62))
         scaled = a / (1.0 - self.p)
         off = np.minimum(np.abs(d), np.abs(d - scaled)) / (2 * _U * scaled)
-        return {"row_sum": d.sum(axis=1), "first_ratio": d[:, 0] / a[:, 0], "values": off.max(axis=1)}
+        return {"dropped_share": np.mean(d == 0.0, axis=1), "row_sum": d.sum(axis=1), "first_ratio": d[:, 0] / a[:, 0],
+                "values": off.max(axis=1)}

@@ -83,6 +83,12 @@ class JacobianSim(Simulation):
     Row r has scores :math:`\tau z` with :math:`\log_{10}\tau` uniform on [-3, 3]; every
     8th row is exactly one-hot (its winner's score 0, the others below -10^4, whose
     exponentials underflow to 0) and every 8th + 1 row is exactly uniform (:math:`\tau = 0`).
+
+    ``shift_invariance``: the section's softmax of :math:`s + b\mathbf 1` against that of
+    :math:`s`, for a shift b with :math:`\log_{10}|b|` uniform on [-3, 3] and a random sign
+    (a naive softmax overflows at such shifts).  Rounding :math:`s_j + b` moves each exponent
+    by at most :math:`u(|s_j| + |b|)`, and a weight's relative error is at most twice the
+    largest such move, so the tolerance is :math:`4((T + 4) + 3(\max|s| + |b|))u`.
     """
 
     n_keys: int = 8
@@ -96,6 +102,7 @@ class JacobianSim(Simulation):
         "vjp",
         "one_hot_zero",
         "uniform_trace",
+        "shift_invariance",
     )
     uses: ClassVar[tuple[str, ...]] = ("softmax_jacobian", "softmax_vjp", "row_trace")
 
@@ -135,6 +142,11 @@ class JacobianSim(Simulation):
         wvar = np.vecdot(a, u * u) - np.vecdot(a, u) ** 2
         scale_u = np.vecdot(a, u * u) + np.vecdot(a, np.abs(u)) ** 2
         diag_sum = np.trace(J, axis1=1, axis2=2)
+        # The shift's own stream (2), so the other statistics keep their draws.
+        rng2 = block_generator(sim_seed, block, 2)
+        b = np.where(rng2.random(rows) < 0.5, -1.0, 1.0) * 10.0 ** rng2.uniform(-3, 3, size=rows)
+        shifted = softmax(s + b[:, None])
+        shift_tol = 4 * ((n + 4) + 3 * (np.abs(s).max(axis=1) + np.abs(b))) * _U
         return {
             "symmetric": np.where(np.any(J != np.swapaxes(J, 1, 2), axis=(1, 2)), 2.0, 0.0),
             "rows_sum_zero": np.abs(J.sum(axis=2)).max(axis=1) / tol,
@@ -144,6 +156,7 @@ class JacobianSim(Simulation):
             "vjp": np.abs(formulas.softmax_vjp(a, g) - Jg).max(axis=1) / (tol * (1.0 + np.abs(g).max(axis=1))),
             "one_hot_zero": np.where(one_hot & np.any(J != 0, axis=(1, 2)), 2.0, 0.0),
             "uniform_trace": np.where(uniform, np.abs(formulas.row_trace(a) - (1.0 - 1.0 / n)) / tol, 0.0),
+            "shift_invariance": np.abs(shifted - softmax(s)).max(axis=1) / shift_tol,
         }
 
 
@@ -342,12 +355,23 @@ class FlopSim(Simulation):
 @dataclass(frozen=True)
 class StableSoftmaxSim(Simulation):
     r"""Rows of T scores :math:`M z`, z ~ N(0, 1), :math:`\log_{10} M` uniform up to 90% of the
-    format's largest number, in ``dtype``: the stable softmax never overflows (module docstring)."""
+    format's largest number, in ``dtype``: the stable softmax never overflows (module docstring).
+
+    Underflow, against the exact softmax :math:`a^\ast` of the same (rounded) scores in float64:
+    ``lost_mass`` is :math:`\sum_{j: a_j = 0} a^\ast_j`, the weight the format's softmax drops
+    because :math:`e^{s_j - m}` underflowed to 0; ``underflow_bound`` is its normalised violation
+    of the bound :math:`(T - 1)\lambda^{1/(1+u)}`, λ the format's smallest subnormal and u its
+    unit roundoff.  The bound: an exponential rounds to 0 only when the computed
+    :math:`\mathrm{fl}(s_j - m) = (s_j - m)(1 + \delta) \le \ln\lambda`, so
+    :math:`s_j - m \le \ln\lambda/(1 + u)`, and :math:`a^\ast_j \le e^{s_j - m}` since the
+    exact denominator is at least 1; at most T - 1 weights underflow (the winner's is
+    :math:`e^0`).  ``underflow_share`` is the share of a row's weights that underflowed."""
 
     dtype: str = "float16"
     n_keys: int = 32
 
-    statistics: ClassVar[tuple[str, ...]] = ("finite", "denominator", "sums_to_one")
+    statistics: ClassVar[tuple[str, ...]] = ("finite", "denominator", "sums_to_one", "lost_mass", "underflow_bound",
+                                             "underflow_share")
 
     def __post_init__(self):
 
@@ -375,9 +399,18 @@ class StableSoftmaxSim(Simulation):
         _, denom = softmax_terms(s)
         u = float(np.finfo(np.float32).eps if self.dtype == "float32" else (2.0**-10 if self.dtype == "float16" else 2.0**-7)) / 2
         tol = 4 * (self.n_keys + 2) * u
+        s64 = s.astype(np.float64)  # the reference, written independently of the softmax under test
+        e64 = np.exp(s64 - s64.max(axis=1, keepdims=True))
+        exact = e64 / e64.sum(axis=1, keepdims=True)
+        dropped = a == 0.0
+        lost = np.where(dropped, exact, 0.0).sum(axis=1)
+        bound = (self.n_keys - 1) * float(np.finfo(dt).smallest_subnormal) ** (1.0 / (1.0 + u))
         with np.errstate(invalid="ignore"):
             return {
                 "finite": np.where(np.all(np.isfinite(a), axis=1), 0.0, 2.0),
                 "denominator": np.where(denom.astype(np.float64)[:, 0] >= 1.0, 0.0, 2.0),
                 "sums_to_one": np.abs(a.sum(axis=1) - 1.0) / tol,
+                "lost_mass": lost,
+                "underflow_bound": lost / bound,
+                "underflow_share": dropped.mean(axis=1),
             }

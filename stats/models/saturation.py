@@ -15,6 +15,7 @@ Per row the model records
 ``winner_bound``   identity: :math:`\max_j a_j \ge e^{g}/(e^{g} + T - 1)` with g the
                    gap between the two largest scores (normalised violation)
 ``trace_bound``    identity: :math:`1 - \lVert a\rVert^2 \le 1 - 1/T` (normalised violation)
+``winner``         the index of the largest weight, :math:`\arg\max_j s_j` (a category 0..T-1)
 =================  ============================================================
 
 Two methods, each exact for the laws it accepts:
@@ -61,7 +62,7 @@ __all__ = [
 SCALINGS = ("none", "sqrt", "mup")
 SATURATION_METHODS = ("auto", "direct", "exact")
 SATURATION_STATISTICS = ("max_weight", "trace", "entropy", "one_hot_90", "one_hot_99")
-_ROW_STATISTICS = SATURATION_STATISTICS + ("tr_j2", "winner_bound", "trace_bound")
+_ROW_STATISTICS = SATURATION_STATISTICS + ("tr_j2", "winner_bound", "trace_bound", "winner")
 _U = np.finfo(np.float64).eps / 2
 
 
@@ -134,6 +135,7 @@ def saturation_row_statistics(s, formulas=None):
         "tr_j2": tr_j2,
         "winner_bound": np.maximum(bound - max_w, 0.0) / tol,
         "trace_bound": np.maximum(trace - (1.0 - 1.0 / T), 0.0) / tol,
+        "winner": win[:, 0].astype(np.float64),
     }
 
 

@@ -405,7 +405,8 @@ PROBE_STATISTICS = ("loss", "accuracy", "frozen", "max_weight", "cosine", "targe
 CHECKPOINTS = 9
 #: The per-run outcomes :func:`train_heads` returns (``TrainingSim.statistics``).
 OUTCOMES = (
-    ("learned", "steps_to_accuracy", "diverged", "divergence_step", "q_square_init", "k_square_init", "max_logit_final",
+    ("learned", "steps_to_accuracy", "diverged", "divergence_step", "q_square_init", "k_square_init", "qk_product_init",
+     "q_cross_init", "max_logit_final",
      "q_square_final", "k_square_final", "gradient_error", "adam_first_step", "adafactor_step")
     + ("pattern_frozen", "aligned", "sharpened")
     + tuple(f"learned_by_{k}" for k in range(CHECKPOINTS))
@@ -452,6 +453,15 @@ def _probe(heads, X, Xq, perm, formulas, initial_choice=None):
         q_square=np.mean(Q * Q, axis=(1, 2)),
         k_square=np.mean(K * K, axis=(1, 2)),
     )
+
+
+def _entry_products(Q, K):
+    """Per run: the mean q_im k_jm over queries i, keys j, coordinates m, and the mean q_im q_im' over m != m'."""
+    T_q, T_k, d_k = Q.shape[1], K.shape[1], Q.shape[2]
+    qk = np.einsum("rm,rm->r", Q.sum(axis=1), K.sum(axis=1)) / (T_q * T_k * d_k)
+    row = Q.sum(axis=2)
+    cross = (np.sum(row * row, axis=1) - np.sum(Q * Q, axis=(1, 2))) / (T_q * d_k * (d_k - 1)) if d_k > 1 else np.zeros(len(Q))
+    return qk, cross
 
 
 #: The step-0 gradient check: Richardson-extrapolated central differences at h = 1e-6 ||W||
@@ -556,7 +566,9 @@ class _Trainer:
         self.probe = probe = _episodes(rngs, n_keys, d_model, noise)
         self.initial, start = _probe(heads, *probe, formulas)
         self.start_scores = start["scores"]
+        qk_product, q_cross = _entry_products(*heads.projections(probe[1], probe[0]))
         out = {"q_square_init": start["q_square"], "k_square_init": start["k_square"],
+               "qk_product_init": qk_product, "q_cross_init": q_cross,
                "gradient_error": _directional_check(heads, probe, formulas),
                "adam_first_step": np.zeros(n), "adafactor_step": np.zeros(n),
                "max_logit_train": np.zeros(n), "logit_over_gain": np.zeros(n), "first_step_logit_change": np.zeros(n),
@@ -737,7 +749,10 @@ def train_heads(rngs, *, d_k, d_model, scaling="sqrt", optimizer="adam", lr, ste
       the same episode), ``onehot_before_majority`` 1 when more than half the rows were
       nearly one-hot the step before, and ``onehot_final`` that share on the probe at the end;
     * ``q_square_init``, ``k_square_init``: the mean squared entry of Q and K on the probe
-      episode at step 0 (``..._final``: at the end); ``max_logit_final``: the largest |logit|
+      episode at step 0 (``..._final``: at the end); ``qk_product_init``: the mean product
+      :math:`q_{im}k_{jm}` over the probe's queries i, keys j and coordinates m at step 0, and
+      ``q_cross_init`` the mean :math:`q_{im}q_{im'}` over queries and coordinates
+      :math:`m \ne m'` (both 0 in expectation when the entries are uncorrelated); ``max_logit_final``: the largest |logit|
       on the probe at the end; ``gradient_error``: the step-0 check of the hand-derived
       gradient against central differences (:data:`GRADIENT_TOLERANCE`, <= 1 when they agree);
     * ``max_logit_train`` (with ``track_logits``; else 0): the largest |logit| of any step's

@@ -23,6 +23,7 @@ from .base import (
     design_sd,
     requirement_met,
 )
+from .categorical import CategoricalCheck
 from .deterministic import IDENTITY_RATE, ExactCheck, IdentityCheck, identity_rows
 from .distribution import DistributionCheck
 from .interval import IntervalCheck
@@ -44,6 +45,7 @@ KINDS = {
         ExactCheck,
         ShareCheck,
         ProofCheck,
+        CategoricalCheck,
     )
 }
 
@@ -54,6 +56,7 @@ __all__ = [
     "KINDS",
     "REQUIREMENTS",
     "BoundSD",
+    "CategoricalCheck",
     "Check",
     "ClosedFormSD",
     "DesignContext",

@@ -11,8 +11,9 @@ import numpy as np
 from ...models.saturation import SaturationSim
 from ..build import Measure, Stated, exact, mean
 from ..schema import Claim
+from .headings import BEYOND
 
-SECTION = "Beyond the text: the asymptotic laws of saturation"
+SECTION = BEYOND
 KEYS = (8, 32, 128, 1024)
 WIDE = (4096, 16384, 65536)
 

@@ -1,13 +1,65 @@
 """Section "The backward pass of attention": the hand-derived gradients, masks, the D
-identity, tiled attention, and the FLOP count."""
+identity, tiled attention, the memory each pass keeps, and the FLOP count."""
 
 from __future__ import annotations
 
+import functools
+import math
+
+from ...exact.memory import attention_memory
 from ...models.problems import BackwardSim, FlopSim, TiledSim
 from ..build import Measure, Stated, exact, identity
 from ..schema import Claim
+from .headings import BACKWARD
 
-SECTION = "The backward pass of attention"
+SECTION = BACKWARD
+
+
+#: The memory measurement: one head of width 16 (d_k = d_v), tiles of 32 keys, T_q = T_k = T.
+MEMORY_SIDES, MEMORY_WIDTH, MEMORY_BLOCK = (256, 1024), 16, 32
+
+
+@functools.cache
+def _memory(T):
+    return attention_memory(T, T, MEMORY_WIDTH, MEMORY_WIDTH, block_size=MEMORY_BLOCK)
+
+
+def _memory_ratio(T, measured, formula):
+    return lambda F: _memory(T)[measured] / _memory(T)[formula]
+
+
+def _memory_excess(T, measured, formula):
+    return lambda F: float(_memory(T)[measured] - _memory(T)[formula])
+
+
+def _memory_exponent(measured):
+    """The exponent p of peak ~ T^p between the two sides (4 times apart)."""
+    lo, hi = MEMORY_SIDES
+    return lambda F: math.log(_memory(hi)[measured] / _memory(lo)[measured]) / math.log(hi / lo)
+
+
+def _memory_checks():
+    kept = Stated.between("exactly that, up to the Python objects around the arrays (under 4 KiB)", 0.0, 4096.0)
+    checks = []
+    for T in MEMORY_SIDES:
+        checks += [
+            exact(f"the dense forward keeps O and A: bytes beyond 8 T_q (T_k + d_v), T={T}", kept,
+                  _memory_excess(T, "dense_kept", "dense_kept_formula"), uses=()),
+            exact(f"the tiled forward keeps O and one number a row: bytes beyond 8 T_q (d_v + 1), T={T}", kept,
+                  _memory_excess(T, "tiled_kept", "tiled_kept_formula"), uses=()),
+            exact(f"the dense backward holds A: peak / 8 T_q T_k, T={T}", Stated.at_least("at least one T_q x T_k matrix", 1.0,
+                  strict=False), _memory_ratio(T, "dense_peak", "A_bytes"), uses=()),
+        ]
+    lo, hi = MEMORY_SIDES
+    checks += [
+        exact(f"the dense backward's peak grows like T^2 (exponent, T={lo} -> {hi})", Stated.between("quadratic: 2", 1.9, 2.1),
+              _memory_exponent("dense_peak"), uses=()),
+        exact(f"the tiled backward's peak grows like T (exponent, T={lo} -> {hi})", Stated.between("linear: 1", 0.8, 1.1),
+              _memory_exponent("tiled_peak"), uses=()),
+        exact(f"the tiled backward's peak against the dense one's, T={hi}", Stated.at_most("far less", 0.1),
+              lambda F: _memory(hi)["tiled_peak"] / _memory(hi)["dense_peak"], uses=()),
+    ]
+    return tuple(checks)
 
 
 def claims():
@@ -57,6 +109,17 @@ def claims():
             "tiled (O, lse, dQ, dK, dV) = dense, within 32 (T_k + d_k + d_v) u",
             tuple(identity(f"{name}, T_k={s.T_k}, block={s.block_size}{', masked' if s.masked else ''}", Measure(s, name))
                   for s in tiled for name in ("forward", "lse", "backward")),
+        ),
+        Claim(
+            "backward-memory",
+            SECTION,
+            "The backward pass needs A, a T_q x T_k matrix per head, which is what makes naive attention memory-hungry; "
+            "FlashAttention instead keeps only O and one number per row (the log-sum-exp) and recomputes A block by "
+            "block.  Measured with tracemalloc on one head (d_k = d_v = 16, tiles of 32 keys): what each forward pass "
+            "keeps for its backward, and the peak each backward pass allocates, quadratic in the length for the dense "
+            "pass and linear for the tiled one.",
+            "kept: dense 8 T_q (T_k + d_v) bytes, tiled 8 T_q (d_v + 1); peak: dense >= 8 T_q T_k ~ T^2, tiled ~ T",
+            _memory_checks(),
         ),
         Claim(
             "backward-flops",

@@ -13,8 +13,9 @@ from ...models.scores import score_scale
 from ..build import Erratum, Measure, Stated, exact, identity, mean, score_sd, variance
 from ..schema import Claim
 from .width import LAWS, label, score_sim
+from .headings import ASSUMPTION
 
-SECTION = "The assumption behind the argument, and when it fails"
+SECTION = ASSUMPTION
 T18 = entry_law("student_t", df=18)  # heavy-tailed, with the 8 moments a correlated variance test needs
 RHOS = (0.5, 0.9)
 CORR_WIDTHS = (4, 64)

@@ -16,15 +16,9 @@ from functools import partial
 from ...exact import derivations as D
 from ..build import proof
 from ..schema import Claim
+from .headings import ASSUMPTION, BACKWARD, FORMULA, JACOBIAN, LARGE, SATURATION, STABILITY, WIDTH
 
-SECTION = FORMULA = "The formula, piece by piece"
-WIDTH = "Why dot products grow with the width"
-LARGE = "What large scores do to the softmax"
-JACOBIAN = "The Jacobian of softmax, and what saturation does to it"
-SATURATION = "Saturation, measured"
-ASSUMPTION = "The assumption behind the argument, and when it fails"
-STABILITY = "A vectorized implementation, and why stability is not optional"
-BACKWARD = "The backward pass of attention"
+SECTION = FORMULA
 
 
 def _step(name, args, F):

@@ -9,8 +9,9 @@ from ...models.laws import entry_law
 from ...models.sampling import CosineSim, ScoreSim
 from ..build import Measure, ratio, two_sample
 from ..schema import Claim
+from .headings import ENGINE
 
-SECTION = "Engine fast paths"
+SECTION = ENGINE
 
 
 def _pair(d, rho, law, method):

@@ -15,8 +15,9 @@ from ...models.spectra import SpectrumSim
 from ...exact.attention import softmax
 from ..build import Erratum, Measure, Stated, exact, identity, interval, mean
 from ..schema import Claim
+from .headings import JACOBIAN
 
-SECTION = "The Jacobian of softmax, and what saturation does to it"
+SECTION = JACOBIAN
 SPECTRUM_WIDTHS = (4, 64, 1024)
 HEAD_WIDTHS = (8, 256, 1024)
 _JAC_PROPS = {
@@ -27,6 +28,7 @@ _JAC_PROPS = {
     "quadratic_form": "u^T J u is the variance of u_i when i is drawn with probability a_i",
     "vjp": "the O(n) product a * (g - (a . g) 1) equals J g",
     "one_hot_zero": "a one-hot a gives the zero matrix exactly",
+    "shift_invariance": "softmax(s + b 1) = softmax(s) for shifts |b| from 1e-3 to 1e3, within 4((T + 4) + 3(max|s| + |b|))u",
 }
 
 
@@ -81,7 +83,9 @@ def claims():
         Claim(
             "jacobian-properties",
             SECTION,
-            "The softmax Jacobian diag(a) - a a^T (it agrees with a numerical derivative of the softmax) is symmetric, its rows sum to zero, it is positive semidefinite with "
+            "The softmax Jacobian diag(a) - a a^T (it agrees with a numerical derivative of the softmax) is symmetric, its "
+            "rows sum to zero (shift invariance: adding a constant to every score leaves the softmax unchanged, checked "
+            "numerically too), it is positive semidefinite with "
             "u^T J u the a-weighted variance of u, its trace is 1 - ||a||^2, the vector-Jacobian product needs no n x n "
             "matrix, and a one-hot a gives the zero matrix.",
             "J = diag(a) - a a^T; J 1 = 0; u^T J u = Var_a(u) >= 0; tr J = 1 - ||a||^2; J^T g = a * (g - a.g)",

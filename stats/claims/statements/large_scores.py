@@ -5,8 +5,9 @@ from __future__ import annotations
 from ...models.saturation import SaturationSim
 from ..build import Measure, identity, stated_exact
 from ..schema import Claim
+from .headings import LARGE
 
-SECTION = "What large scores do to the softmax"
+SECTION = LARGE
 
 
 def claims():

@@ -7,10 +7,11 @@ from __future__ import annotations
 import math
 
 from ...models.saturation import SaturationSim, SmallScoreSim
-from ..build import Erratum, Measure, Stated, exact, identity, interval, mean, stated_exact, two_sample
+from ..build import Erratum, Measure, Stated, categorical, exact, identity, interval, mean, stated_exact, two_sample
 from ..schema import Claim
+from .headings import OPENING, SATURATION
 
-SECTION = "Saturation, measured"
+SECTION = SATURATION
 T = 32
 SCALED_WIDTHS = (4, 16, 64, 256, 1024)
 MC_WIDTHS = (4, 64, 1024)
@@ -88,6 +89,12 @@ def claims():
                  measure=Measure(SaturationSim(512, T, "none"), stat), target=0.02, macro=None)
         for thr, stat in (("0.9", "one_hot_90"), ("0.99", "one_hot_99"))
     )
+    uniform = lambda F: [1.0 / T] * T  # noqa: E731 - the keys are exchangeable
+    winner = tuple(
+        categorical(f"winner's index, d_k={d}, unscaled, {method} sampler", Measure(SaturationSim(d, T, "none", method=method),
+                    "winner"), uniform, categories=T, uses=(), target=0.03)
+        for d, method in ((512, "exact"), (4, "direct"))
+    )
     mirror = []
     for eps in EPSILONS:
         sim = SmallScoreSim(eps, T)
@@ -128,6 +135,15 @@ def claims():
             "At d_k = 512 without scaling most rows are nearly one-hot (the largest weight exceeds 0.9, or 0.99).",
             "P(max a > 0.9) > 1/2 and P(max a > 0.99) > 1/2 at d_k = 512, T = 32",
             one_hot,
+        ),
+        Claim(
+            "winner-at-random",
+            OPENING,
+            "A fresh head's query has 'decided' on one key at random: which of the 32 keys gets the largest weight is "
+            "uniform over the keys (d_k = 512 without scaling, as the opening has it; and the section's recipe of "
+            "drawing q and the keys, at d_k = 4).  A chi-square test sized to see one key favoured by 0.005 over 1/32.",
+            "P(argmax_j a_j = j) = 1/T for every key j",
+            winner,
         ),
         Claim(
             "mirror-image",

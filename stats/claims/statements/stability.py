@@ -12,8 +12,21 @@ from ...exact.formats import FORMATS, exp_overflow_threshold, float_format, form
 from ...models.problems import StableSoftmaxSim
 from ..build import Measure, Stated, exact, identity, stated_exact
 from ..schema import Claim
+from .headings import STABILITY
 
-SECTION = "A vectorized implementation, and why stability is not optional"
+SECTION = STABILITY
+
+
+def _unit_roundoff(dtype):
+    return float(np.finfo(float_format(dtype)).eps) / 2
+
+
+def _underflow_bound_over_u(dtype, n_keys=32):
+    def value(F):
+        u = _unit_roundoff(dtype)
+        return (n_keys - 1) * float(np.finfo(float_format(dtype)).smallest_subnormal) ** (1.0 / (1.0 + u)) / u
+
+    return value
 
 
 def _cutoff(dtype):
@@ -85,6 +98,27 @@ def claims():
             "sum_j exp(s_j - max s) >= 1; softmax finite; sum = 1 within 4(T + 2)u of the format",
             tuple(identity(f"{name}, {dt}", Measure(StableSoftmaxSim(dt), name))
                   for dt in FORMATS for name in ("finite", "denominator", "sums_to_one")),
+        ),
+        Claim(
+            "underflow-harmless",
+            SECTION,
+            "After subtracting the maximum, small exponentials can still underflow to zero, and that is harmless: the "
+            "weight mass they carry is bounded by (T - 1) times the format's smallest subnormal number, far below the "
+            "rounding error of every weight (on rows of scores up to the format's largest number, where many weights "
+            "underflow).",
+            "sum_{j: fl(a_j) = 0} a_j <= (T - 1) lambda^(1/(1+u)) < u, lambda the smallest subnormal, u the unit roundoff",
+            tuple(
+                check
+                for dt in FORMATS
+                for check in (
+                    identity(f"lost weight mass within (T - 1) lambda^(1/(1+u)), {dt}", Measure(StableSoftmaxSim(dt), "underflow_bound"),
+                             note="lambda the smallest subnormal, u the unit roundoff of the format"),
+                    exact(f"the bound is below the unit roundoff, {dt}", Stated.at_most("negligible: below u", 1.0),
+                          _underflow_bound_over_u(dt), uses=(),
+                          note="(T - 1) lambda^(1/(1+u)) / u: the most weight underflow can drop, in units of the rounding "
+                               "error every weight already carries"),
+                )
+            ),
         ),
     )
 

@@ -20,8 +20,9 @@ from __future__ import annotations
 from ...models.training import FoldingSim, LRSweepSim, TrainingSim
 from ..build import Erratum, Measure, Stated, identity, interval, share
 from ..schema import Claim
+from .headings import ASSUMPTION
 
-SECTION = ASSUMPTION = "The assumption behind the argument, and when it fails"
+SECTION = ASSUMPTION
 
 #: muP: 40 Adam steps; the bracket around the base width's best rate (0.03 at d_k = 16).
 MUP_STEPS = 40

@@ -9,8 +9,9 @@ from ...models.sampling import CosineSim, ScoreSim, square_mean_variance
 from ...models.scores import score_scale, score_tail_index
 from ..build import Measure, distribution, mean, ratio, score_sd, variance
 from ..schema import Claim
+from .headings import WIDTH
 
-SECTION = "Why dot products grow with the width"
+SECTION = WIDTH
 SIGMA_Q, SIGMA_K = 1.5, 0.8  # unequal, and sigma_q*sigma_k != sigma_q^2*sigma_k^2
 LAWS = tuple(entry_law(name) for name in ("gaussian", "rademacher", "uniform", "student_t"))
 WIDTHS = (1, 8, 64, 512, 4096)

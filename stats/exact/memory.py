@@ -1,0 +1,69 @@
+r"""What the dense and the tiled attention passes keep and hold in memory, measured.
+
+The dense backward pass needs the weights ``A``, a :math:`T_q \times T_k` matrix per head,
+so a framework keeps them from the forward pass; FlashAttention's tiled pass keeps only
+``O`` and one number per query row, the log-sum-exp, and recomputes ``A`` tile by tile
+(section "The backward pass of attention").  :func:`attention_memory` measures both with
+:mod:`tracemalloc`, which numpy reports its array buffers to: the bytes each forward pass
+returns for its backward (``kept``), and the peak of what each backward pass allocates
+beyond its inputs (``peak``).  Byte counts of numpy's buffers do not depend on the values,
+the machine or the BLAS, so the measurement is exact and repeatable; the small excess
+over the buffers' sizes is the Python objects' own headers (a few hundred bytes).
+"""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import numpy as np
+
+from .._validation import check_integer
+from .attention import attention_backward, scaled_dot_product_attention
+from .tiled import tiled_attention_backward, tiled_attention_forward
+
+__all__ = ["attention_memory"]
+
+#: The largest side this function accepts: a dense pass at 8192 already holds about 2 GB.
+MAX_SIDE = 8192
+
+
+def _traced(fn):
+    """``(result, bytes still allocated by fn when it returns, peak bytes allocated during fn)``."""
+    started = not tracemalloc.is_tracing()
+    if started:
+        tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        before = tracemalloc.get_traced_memory()[0]
+        result = fn()
+        now, peak = tracemalloc.get_traced_memory()
+        return result, now - before, peak - before
+    finally:
+        if started:
+            tracemalloc.stop()
+
+
+def attention_memory(T_q, T_k, d_k, d_v, *, block_size=32, seed=0):
+    r"""Bytes the dense and the tiled attention passes keep and hold, for one head in float64.
+
+    Returns a dict: ``dense_kept`` (what the dense forward returns for its backward, ``O``
+    and ``A``), ``tiled_kept`` (``O`` and ``lse``), ``dense_peak`` and ``tiled_peak`` (the
+    most each backward pass allocates beyond its inputs), and the closed forms they are
+    compared with, ``A_bytes`` :math:`= 8T_qT_k`, ``dense_kept_formula``
+    :math:`= 8T_q(T_k + d_v)` and ``tiled_kept_formula`` :math:`= 8T_q(d_v + 1)`.
+    Sides up to :data:`MAX_SIDE`; ``block_size`` the tiles' key count; ``seed`` the inputs'.
+    """
+    T_q, T_k, d_k, d_v = (check_integer(v, name, maximum=MAX_SIDE)
+                          for name, v in (("T_q", T_q), ("T_k", T_k), ("d_k", d_k), ("d_v", d_v)))
+    block_size = check_integer(block_size, "block_size", maximum=MAX_SIDE)
+    check_integer(seed, "seed", minimum=0, maximum=2**63 - 1, what="a non-negative integer")
+    rng = np.random.default_rng(seed)
+    Q, K = rng.standard_normal((T_q, d_k)), rng.standard_normal((T_k, d_k))
+    V, dO = rng.standard_normal((T_k, d_v)), rng.standard_normal((T_q, d_v))
+    (O, A), dense_kept, _ = _traced(lambda: scaled_dot_product_attention(Q, K, V, return_weights=True))
+    _, _, dense_peak = _traced(lambda: attention_backward(Q, K, V, dO))
+    del O, A
+    (O, lse), tiled_kept, _ = _traced(lambda: tiled_attention_forward(Q, K, V, block_size=block_size))
+    _, _, tiled_peak = _traced(lambda: tiled_attention_backward(Q, K, V, O, lse, dO, block_size=block_size))
+    return dict(dense_kept=dense_kept, tiled_kept=tiled_kept, dense_peak=dense_peak, tiled_peak=tiled_peak,
+                A_bytes=8 * T_q * T_k, dense_kept_formula=8 * T_q * (T_k + d_v), tiled_kept_formula=8 * T_q * (d_v + 1))
