@@ -17,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from stats._io import write_text
+from stats.claims import NOT_CHECKABLE
 from stats.claims.registry import REGISTRY
 from stats.claims.findings import GRADES, worst_finding
 from stats.claims.verdicts import CAVEAT_CONFIRMED, CONFIRMED, ERRATUM_CONFIRMED, OK_VERDICTS, PASS, UNTESTABLE
@@ -203,6 +204,7 @@ def build_page(out):
         numbers=numbers,
         steps=steps,
         draws=int(claims["n"].sum()),
+        unchecked=[dict(id=u.id, section=u.section, statement=u.statement, reason=u.reason) for u in NOT_CHECKABLE],
     )
     write_text(html, out / "index.html")
     return out / "index.html"

@@ -121,9 +121,13 @@ def _cmd_calibrate(args, parser):
 
 def _cmd_list(args):
     from .claims.registry import REGISTRY
+    from .claims.unchecked import NOT_CHECKABLE
 
     for c in REGISTRY:
         print(f"{c.id:<32} {len(c.checks):>3} checks  [{c.section}] {c.statement}")
+    print(f"\nNot checkable here ({len(NOT_CHECKABLE)}; docs/statements.md places every statement of the section):")
+    for u in NOT_CHECKABLE:
+        print(f"{u.id:<32} [{u.section}] {u.statement} -- {u.reason}")
     return 0
 
 
@@ -157,7 +161,7 @@ def build_parser():
     c.add_argument("--workers", type=cli.count, default=default_workers(), help="processes on this machine (default: all cores)")
     c.add_argument("--scheduler", metavar="ADDRESS", help="run the blocks on the Dask cluster at ADDRESS")
     c.add_argument("--no-progress", action="store_true", help="no progress bar")
-    sub.add_parser("list", help="list the claims with their sections")
+    sub.add_parser("list", help="list the claims with their sections, then the statements not checkable here")
     parser.verify = v
     parser.calibrate = c
     return parser

@@ -141,6 +141,7 @@ GOOD = {
     "adafactor_update": ((np.ones((2, 3, 4)), np.ones((2, 3, 4)), {}, 1, np.full(2, 0.01)), {}),
     "TiledSim": ((), dict(T_q=3, T_k=5, d_k=4, d_v=3, block_size=2)),
     "TorchSDPASim": (("float32", "bool"), dict(batch=1, heads=2, T_q=3, T_k=4, d_k=2, d_v=3)),
+    "SDPALargeScoreSim": (("bfloat16",), dict(n_keys=4)),
     "SDPADispatchSim": (("float16", "causal"), dict(rank=4, same_head_dim=True, dropout_p=0.0, expect="MATH")),
     "select_claims": (("saturation*",), {}),
 }
@@ -180,7 +181,9 @@ RECORDS = {
     # The kinds of check and the typed design sd: validated at construction, each field
     # named in its error (tests/test_checks.py).
     "MeanCheck", "VarianceCheck", "RatioCheck", "TwoSampleCheck", "DistributionCheck", "IntervalCheck",
-    "IdentityCheck", "ExactCheck", "ShareCheck", "BoundSD", "ClosedFormSD", "PilotSD",
+    "IdentityCheck", "ExactCheck", "ShareCheck", "CategoricalCheck", "BoundSD", "ClosedFormSD", "PilotSD",
+    # A statement no claim tests, with its reason: validated at construction (tests/test_statements.py).
+    "Unchecked",
     # The section's displayed equations (SymPy functions, proved by the proof claims) and a proof's outcome.
     "Equations", "Decision",
     # What sdpa_cpu_backend returns: the kernel SDPA chose and the one that ran.

@@ -12,7 +12,7 @@ from functools import partial
 import pytest
 
 import stats
-from stats import FORMULAS, DropoutSim, SDPADispatchSim, TorchSDPASim, run_simulation, sdpa_cpu_backend
+from stats import FORMULAS, DropoutSim, SDPADispatchSim, SDPALargeScoreSim, TorchSDPASim, run_simulation, sdpa_cpu_backend
 from stats.formulas import with_formula
 from stats.models import torch_sdpa
 
@@ -52,6 +52,8 @@ def test_sdpa_cpu_backend_refuses_bad_input(kwargs, name):
         (SDPADispatchSim, dict(expect="FAST"), "expect"),
         (SDPADispatchSim, dict(dropout_p=-0.1), "dropout_p"),
         (SDPADispatchSim, dict(same_head_dim="yes"), "same_head_dim"),
+        (SDPALargeScoreSim, dict(dtype="int8"), "dtype"),
+        (SDPALargeScoreSim, dict(n_keys=1), "n_keys"),
     ],
 )
 def test_the_pytorch_models_refuse_bad_parameters(cls, kwargs, name):
@@ -125,6 +127,32 @@ def test_the_backward_mutants_violate_the_autograd_identity(mutant):
 
 
 @needs_torch
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
+def test_sdpa_stays_finite_where_the_naive_softmax_overflows(dtype):
+    r = run_simulation(SDPALargeScoreSim(dtype), 2048, seed=4)
+    for stat in ("fused", "math", "naive_overflows"):
+        assert r.summary(stat).n_above_one == 0 and r.summary(stat).n_nonfinite == 0
+
+
+@needs_torch
+def test_scores_that_never_reach_the_overflow_make_the_contrast_fail(monkeypatch):
+    """The contrast is tested only on rows past the overflow cutoff ln(largest number).  Planting a
+    cutoff of 0 (float16's largest number read as 1) makes rows whose naive softmax is finite count
+    as rows that should have overflowed: the statistic must then flag them."""
+    import torch
+
+    real = torch.finfo
+
+    class Finfo:
+        def __init__(self, dt):
+            self.max = 1.0 if dt == torch.float16 else real(dt).max
+
+    monkeypatch.setattr(torch, "finfo", Finfo)
+    r = run_simulation(SDPALargeScoreSim("float16"), 256, seed=4)
+    assert r.summary("naive_overflows").n_above_one > 0
+
+
+@needs_torch
 def test_sdpa_dropout_drops_the_stated_share_and_keeps_each_weight_unbiased():
     """SDPA's own dropout_p at p = 0.3 (V = I): the share dropped, one weight's ratio, and the
     values, at 4096 rows -- each within 5 standard errors (a false-fail rate below 1e-6)."""
@@ -159,5 +187,5 @@ def test_the_pytorch_claims_hold():
 
     table = verify_claims(select="sdpa-*,autograd-*,dropout-*", seed=432026, n_factor=0.05)
     assert (table["verdict"] == "pass").all(), table.loc[table["verdict"] != "pass", ["check", "verdict", "note"]]
-    assert len(table) == 8 + 8 + 28 + 12
+    assert len(table) == 8 + 8 + 28 + 9 + 12
     assert FORMULAS.attention_backward is stats.attention_backward

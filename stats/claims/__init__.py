@@ -1,6 +1,7 @@
 """The claims: what a check reads (:mod:`.measures`), the kinds of check (:mod:`.checks`),
 the schema (:mod:`.schema`), the statements grouped by the section's headings
-(:mod:`.statements`), the registry, the planted mutants, and the run -- plan
+(:mod:`.statements`), the registry, the statements no claim can test (:mod:`.unchecked`), the
+planted mutants, and the run -- plan
 (:mod:`.planning`), draw (:mod:`.drawing`), evaluate (:mod:`.evaluation`), mutants
 (:mod:`.mutation`) -- with its settings (:mod:`.defaults`) and verdicts (:mod:`.verdicts`).
 
@@ -13,6 +14,7 @@ import importlib as _importlib
 from .checks import (
     KINDS,
     BoundSD,
+    CategoricalCheck,
     Check,
     ClosedFormSD,
     DistributionCheck,
@@ -34,16 +36,17 @@ from .mutation import evaluate_mutants
 from .planning import Plan, PlannedCheck, plan, select_claims
 from .runner import verify_claims
 from .schema import Claim
+from .unchecked import NOT_CHECKABLE, Unchecked
 from .verdicts import OK_VERDICTS
 
 #: Names served on first access (PEP 562): building them imports every statement module.
 LAZY_NAMES = {"REGISTRY": ".registry", "SECTIONS": ".registry", "MUTANTS": ".mutants", "Mutant": ".mutants"}
 
 __all__ = sorted([
-    "COLUMNS", "DEFAULT_SEED", "FALSE_PASS", "FAMILY_ALPHA", "KINDS", "OK_VERDICTS",
-    "BoundSD", "Check", "Claim", "ClosedFormSD", "DistributionCheck", "Erratum", "ExactCheck", "IdentityCheck",
+    "COLUMNS", "DEFAULT_SEED", "FALSE_PASS", "FAMILY_ALPHA", "KINDS", "NOT_CHECKABLE", "OK_VERDICTS",
+    "BoundSD", "CategoricalCheck", "Check", "Claim", "ClosedFormSD", "DistributionCheck", "Erratum", "ExactCheck", "IdentityCheck",
     "IntervalCheck", "MeanCheck", "Measure", "PilotSD", "ShareCheck", "Plan", "PlannedCheck", "RatioCheck", "Stated",
-    "TwoSampleCheck", "VarianceCheck",
+    "TwoSampleCheck", "Unchecked", "VarianceCheck",
     "evaluate", "evaluate_mutants", "passed", "plan", "select_claims", "simulate", "verify_claims",
     *LAZY_NAMES,
 ])

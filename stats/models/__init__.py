@@ -52,6 +52,7 @@ from .torch_sdpa import (
     SDPA_MASKS,
     SDPADispatch,
     SDPADispatchSim,
+    SDPALargeScoreSim,
     TorchSDPASim,
     sdpa_cpu_backend,
     sdpa_cpu_dispatch_table,

@@ -57,6 +57,7 @@ __all__ = [
     "SDPA_MASKS",
     "SDPADispatch",
     "SDPADispatchSim",
+    "SDPALargeScoreSim",
     "TorchSDPASim",
     "sdpa_cpu_backend",
     "sdpa_cpu_dispatch_table",
@@ -213,6 +214,73 @@ class SDPADispatchSim(Simulation):
         d = sdpa_cpu_backend(self.dtype, mask=self.mask, dropout_p=self.dropout_p, rank=self.rank,
                              same_head_dim=self.same_head_dim)
         return {"dispatch": np.full(rows, 0.0 if d.chosen == d.ran == self.expect else 2.0)}
+
+
+@dataclass(frozen=True)
+class SDPALargeScoreSim(Simulation):
+    r"""SDPA on scores far past the naive softmax's overflow, in ``dtype``.
+
+    A row is ``n_keys`` scores :math:`s = M z`, z ~ N(0, 1), :math:`\log_{10} M` uniform on
+    [0, 3] (scores up to a few thousand: a naive exp overflows float16 past 11.09 and float32
+    past 88.72), rounded to ``dtype``.  The rows are SDPA's queries, the identity its keys and
+    values and ``scale=1``, so its scores are ``s`` and its output is the weight matrix.
+    Statistics, each an identity's normalised violation:
+
+    * ``fused`` -- SDPA as called (on CPU its fused FlashAttention kernel: 4-D,
+      :math:`d_v = d_k`): every weight finite and each row summing to 1 within
+      :math:`4(T + 2)u` of the format;
+    * ``math`` -- the same for its math path (``SDPBackend.MATH``);
+    * ``naive_overflows`` -- the contrast: on a row whose largest score is past
+      :math:`\ln` of the format's largest number, ``exp(s) / sum exp(s)`` computed in the
+      format is not finite (a violation when it is, which would mean the test's scores do not
+      reach the overflow it is about).
+    """
+
+    dtype: str = "float16"
+    n_keys: int = 32
+
+    statistics: ClassVar[tuple[str, ...]] = ("fused", "math", "naive_overflows")
+    block_rows: ClassVar[int] = 1024
+
+    def __post_init__(self):
+        _check_choice(self.dtype, "dtype", SDPA_DISPATCH_DTYPES)
+        check_integer(self.n_keys, "n_keys", minimum=2, maximum=1024, what="an integer >= 2")
+
+    @property
+    def key(self):
+        return stream_key("sdpa-large-scores", dtype=self.dtype, n_keys=self.n_keys)
+
+    @property
+    def cost(self):
+        return 8 * self.n_keys * self.n_keys
+
+    def run_block(self, sim_seed, block, rows, formulas, chunk_size):
+        rng = block_generator(sim_seed, block, 0)
+        s = rng.standard_normal((rows, self.n_keys)) * 10.0 ** rng.uniform(0.0, 3.0, size=(rows, 1))
+        u = _UNIT_ROUNDOFF[self.dtype]
+        with torch_one_thread() as torch:
+            from torch.nn.attention import SDPBackend, sdpa_kernel
+
+            dt = getattr(torch, self.dtype)
+            q = torch.tensor(s, dtype=torch.float64).to(dt)[None, None]
+            eye = torch.eye(self.n_keys, dtype=dt)[None, None]
+            sdpa = torch.nn.functional.scaled_dot_product_attention
+            fused = sdpa(q, eye, eye, scale=1.0)[0, 0].to(torch.float64).numpy()
+            with sdpa_kernel([SDPBackend.MATH]):
+                math_path = sdpa(q, eye, eye, scale=1.0)[0, 0].to(torch.float64).numpy()
+            e = torch.exp(q[0, 0])
+            naive = (e / e.sum(dim=1, keepdim=True)).to(torch.float64).numpy()
+            cutoff = float(np.log(float(torch.finfo(dt).max)))
+            top = q[0, 0].to(torch.float64).max(dim=1).values.numpy()
+        tol = 4 * (self.n_keys + 2) * u
+
+        def violation(a):
+            with np.errstate(invalid="ignore"):
+                return np.where(np.all(np.isfinite(a), axis=1), np.abs(a.sum(axis=1) - 1.0) / tol, 2.0)
+
+        naive_finite = np.all(np.isfinite(naive), axis=1)
+        return {"fused": violation(fused), "math": violation(math_path),
+                "naive_overflows": np.where((top > cutoff) & naive_finite, 2.0, 0.0)}
 
 
 def _max_per_row(x, rows):

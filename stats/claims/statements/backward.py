@@ -39,7 +39,7 @@ def _memory_exponent(measured):
 
 
 def _memory_checks():
-    kept = Stated.between("exactly that, up to the Python objects around the arrays (under 4 KiB)", 0.0, 4096.0)
+    kept = Stated.between("exactly that, up to the arrays' Python object headers (under 1 KiB)", 0.0, 1024.0)
     checks = []
     for T in MEMORY_SIDES:
         checks += [

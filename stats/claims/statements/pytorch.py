@@ -7,10 +7,11 @@ from __future__ import annotations
 import math
 
 from ...models.dropout import DropoutSim
-from ...models.torch_sdpa import SDPA_DISPATCH_DTYPES, SDPA_DTYPES, SDPA_MASKS, SDPADispatchSim, TorchSDPASim
+from ...models.torch_sdpa import (SDPA_DISPATCH_DTYPES, SDPA_DTYPES, SDPA_MASKS, SDPADispatchSim, SDPALargeScoreSim,
+                                  TorchSDPASim)
 from ..build import Measure, identity, mean
 from ..schema import Claim
-from .headings import PYTORCH
+from .headings import PYTORCH, STABILITY
 
 SECTION = PYTORCH
 P = 0.1
@@ -95,6 +96,21 @@ def claims():
             _dispatch_checks()
             + tuple(identity(f"fused equals math path, {_lbl(s)}", Measure(s, "fused_equals_math"), requires=TORCH,
                              note=f"{tol}; {gtol}") for s in problems),
+        ),
+        Claim(
+            "sdpa-stable-at-large-scores",
+            STABILITY,
+            "Production kernels subtract the maximum, so they do not overflow where a naive softmax does: PyTorch's SDPA, "
+            "its fused CPU kernel and its math path alike, gives finite weights summing to 1 on rows of scores up to a few "
+            "thousand in float16, bfloat16 and float32, rows on which exp(s) / sum exp(s) in the same format overflows.",
+            "SDPA weights finite, sum within 4(T + 2)u of 1; naive softmax not finite where max s > ln(largest number)",
+            tuple(
+                identity(f"{what}, {dt}", Measure(SDPALargeScoreSim(dt), stat), requires=TORCH)
+                for dt in ("float16", "bfloat16", "float32")
+                for what, stat in (("SDPA as called (fused kernel): finite, rows sum to 1", "fused"),
+                                   ("SDPA's math path: finite, rows sum to 1", "math"),
+                                   ("the naive softmax overflows on the same rows", "naive_overflows"))
+            ),
         ),
         Claim(
             "dropout-unbiased",

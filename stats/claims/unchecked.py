@@ -1,0 +1,232 @@
+"""The section's statements the suite cannot check, each with the reason.
+
+``docs/statements.md`` places every statement of the section either on claims of the
+registry or on one :class:`Unchecked` entry of :data:`NOT_CHECKABLE`;
+``tests/test_statements.py`` holds the table to both.  An entry's ``statement`` is a
+paraphrase; its ``reason`` says why no computation here decides it and, where part of it
+can be checked, which claim checks that part."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .statements.headings import (ASSUMPTION, BACKWARD, FORMULA, JACOBIAN, OPENING, PYTORCH, READ_MORE, SECTION_HEADINGS,
+                                  STABILITY, WIDTH)
+
+__all__ = ["NOT_CHECKABLE", "Unchecked"]
+
+_KEBAB = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
+
+
+@dataclass(frozen=True)
+class Unchecked:
+    """One statement of the section that no claim tests: where it stands and why."""
+
+    id: str
+    section: str
+    statement: str
+    reason: str
+
+    def __post_init__(self):
+        for name in ("id", "section", "statement", "reason"):
+            value = getattr(self, name)
+            if not isinstance(value, str) or not value.strip():
+                raise ValueError(f"Unchecked.{name} must be a non-empty string; got {value!r}")
+        if not _KEBAB.fullmatch(self.id):
+            raise ValueError(f"Unchecked.id must be kebab-case (lower-case words joined by '-'); got {self.id!r}")
+        if self.section not in SECTION_HEADINGS:
+            raise ValueError(f"Unchecked.section must be one of the section's headings (SECTION_HEADINGS); got {self.section!r}")
+
+
+NOT_CHECKABLE = (
+    # ---------------------------------------------------------------- the opening
+    Unchecked(
+        "opening-cross-references", OPENING,
+        "The head is the one of section 4.2, its scores computed as there, and the hard lookup it falls into is the one "
+        "section 4.1 set out to avoid.",
+        "Pointers to other sections, which assert nothing here; what the opening says of the head itself is checked "
+        "(training-init-unit-variance, mostly-one-hot, winner-at-random, gradient-typical-row).",
+    ),
+    Unchecked(
+        "formula-in-every-paper", OPENING,
+        "The division by sqrt(d_k) is the reason the attention formula has the same form in every Transformer paper.",
+        "A claim about the literature's history and motives, not a computation; what the division does is checked by "
+        "scaled-variance-width and saturation-table, and that it lets the head learn by training-scaled-head-learns.",
+    ),
+    Unchecked(
+        "lab-interview-framing", OPENING,
+        "Deriving the backward pass by hand is what every lab interview sooner or later asks for.",
+        "Rhetorical framing about hiring practice; the derivation itself is proved by proof-backward and checked "
+        "numerically by backward-finite-differences.",
+    ),
+    # ---------------------------------------------------------------- the formula
+    Unchecked(
+        "formula-notation", FORMULA,
+        "One head's queries, keys and values are T_q x d_k, T_k x d_k and T_k x d_v matrices, set up as in section 4.2.",
+        "A definition of notation, which fixes names and shapes and asserts nothing; the suite's forward pass takes "
+        "these shapes and is checked by forward-three-equations.",
+    ),
+    Unchecked(
+        "temperature-reading", FORMULA,
+        "Read with section 4.1's terms, the scaled softmax is a soft lookup whose temperature tau equals sqrt(d_k).",
+        "A renaming (a temperature is the divisor of the scores by definition), so there is nothing to compute; the "
+        "scaled scores themselves are proved by proof-formula.",
+    ),
+    # ---------------------------------------------------------------- the width
+    Unchecked(
+        "vaswani-footnote-attribution", WIDTH,
+        "The variance argument is the one Vaswani et al. (2017) give in their footnote 4.",
+        "An attribution, a fact about a paper's text; the argument's mathematics is proved by proof-width-variance and "
+        "measured by raw-variance-width and scaled-variance-width.",
+    ),
+    Unchecked(
+        "vaswani-additive-footnote", WIDTH,
+        "The same footnote reports that additive attention did better than unscaled dot-product attention at large d_k.",
+        "An empirical result on machine translation; the suite's retrieval task cannot test it (additive attention "
+        "learns nothing there in 150 steps, while the unscaled dot product does at its best rate), and a translation "
+        "task would be needed.  Only additive attention's backward pass is checked (training-gradient-check).",
+    ),
+    # ---------------------------------------------------------------- the Jacobian
+    Unchecked(
+        "jacobian-earlier-sections", JACOBIAN,
+        "Section 0.2 derived the softmax Jacobian by the quotient rule and section 4.1 used its entries; the frozen head "
+        "is Exercise 4.1e's stuck query; the vector-Jacobian product is the one of Exercise 0.2c.",
+        "Pointers to other sections and their exercises; the Jacobian, its properties and its vector-Jacobian product "
+        "are proved here by proof-jacobian and checked numerically by jacobian-properties.",
+    ),
+    # ---------------------------------------------------------------- the assumption
+    Unchecked(
+        "mup-paper-argument", ASSUMPTION,
+        "The muP parametrization of Yang et al. (2022) divides scores by d_k, motivated by its account of training at "
+        "growing width, which expects queries and keys to end up correlated.",
+        "The content and motive of a paper's prescription, not a computation; the correlation after training is "
+        "tested by training-correlated-after, and what 1/d_k does to correlated scores by mup-mean and mup-variance.",
+    ),
+    Unchecked(
+        "dehghani-time-course", ASSUMPTION,
+        "Dehghani et al. (2023) took up QK-norm for a 22-billion-parameter ViT after seeing, near 8 billion parameters, "
+        "logits grow and training diverge within a few thousand steps (section 5.7).",
+        "A report on a model of 8 billion parameters and its time course over thousands of steps, far beyond what a "
+        "CPU can train; the small head reproduces the mechanism (logit growth, one-hot weights, divergence, and "
+        "QK-norm preventing it) at large learning rates: training-qknorm-logits.",
+    ),
+    Unchecked(
+        "t5-initialisation-code", ASSUMPTION,
+        "Some implementations put 1/sqrt(d_k) into W_Q's initialisation instead of the forward pass, T5 among them: its "
+        "query weights start with a standard deviation sqrt(d_k) smaller than its key weights', and no score is divided.",
+        "What T5's own code does is an implementation fact about another model; the suite implements the folding as "
+        "described and tests its consequences (t5-identical-at-init, t5-step-ratio, training-t5-folding, "
+        "training-t5-differs).",
+    ),
+    # ---------------------------------------------------------------- stability
+    Unchecked(
+        "stub-forward", STABILITY,
+        "The forward function the section prints, scaled_dot_product_attention(Q, K, V, mask), only raises "
+        "NotImplementedError.",
+        "A placeholder the reader fills in, which computes nothing; the suite's own implementation of it is tested by "
+        "forward-three-equations.",
+    ),
+    Unchecked(
+        "mixed-precision-softmax", STABILITY,
+        "In mixed-precision training the softmax and its normaliser are usually kept in float32, with only the matrix "
+        "products in a 16-bit format (bfloat16, float16; section 8.5).",
+        "A statement of common practice, not mathematics; the overflow thresholds that motivate it are checked by "
+        "overflow-cutoffs.",
+    ),
+    # ---------------------------------------------------------------- the backward pass
+    Unchecked(
+        "backward-framing", BACKWARD,
+        "Deriving the backward pass is what distinguishes people who understand attention from those who have only "
+        "used it.",
+        "Rhetorical framing, not a statement about attention; the derivation is proved by proof-backward.",
+    ),
+    Unchecked(
+        "gradient-notation", BACKWARD,
+        "dX denotes the gradient of the loss by X, a matrix of X's shape, following the notation of the FlashAttention "
+        "papers.",
+        "A convention of notation and its source, which asserts nothing to compute; the suite's backward pass uses it "
+        "and is checked by backward-finite-differences.",
+    ),
+    Unchecked(
+        "backward-cost-rule", BACKWARD,
+        "The factor of two in attention is an instance of the general rule, of section 5.6, that backward costs two "
+        "forwards.",
+        "The general rule, for any network, is another section's subject and only pointed to here; attention's case is "
+        "counted by backward-flops.",
+    ),
+    Unchecked(
+        "stub-backward", BACKWARD,
+        "The printed attention_backward(Q, K, V, dO, mask) only raises NotImplementedError.",
+        "A placeholder the reader fills in, which computes nothing; the suite's own implementation of it is tested by "
+        "backward-finite-differences, autograd-equals-backward and masks-leak-no-gradient.",
+    ),
+    # ---------------------------------------------------------------- PyTorch
+    Unchecked(
+        "memory-efficient-kernel", PYTORCH,
+        "Where available, PyTorch's SDPA can also dispatch to a memory-efficient kernel.",
+        "That kernel is a CUDA one and these machines have no GPU; the CPU's fused kernel is checked by "
+        "sdpa-fused-kernel, which also confirms the other inputs take the math path.",
+    ),
+    Unchecked(
+        "gpt2-bert-dropout-rate", PYTORCH,
+        "GPT-2 and BERT apply attention dropout at rate 0.1.",
+        "A fact about two other models' configurations; what dropout at rate 0.1 does to the weights (a share p "
+        "zeroed, the rest scaled by 1/(1 - p), expectations kept) is checked by dropout-unbiased.",
+    ),
+    Unchecked(
+        "recent-llms-no-dropout", PYTORCH,
+        "Recent large language models mostly set attention dropout to zero.",
+        "A survey fact about other models' training configurations, with nothing to compute.",
+    ),
+    # ---------------------------------------------------------------- read more
+    Unchecked(
+        "read-vaswani", READ_MORE,
+        "Vaswani et al. (2017) present the variance argument for the scaling in their section 3.2.1 and its footnote.",
+        "A citation's content, not a computation; the mathematics it is cited for is proved by proof-width-variance.",
+    ),
+    Unchecked(
+        "read-phuong-hutter", READ_MORE,
+        "Phuong and Hutter (2022), Algorithm 4, state masked scaled dot-product attention precisely, in a notation like "
+        "the chapter's.",
+        "A citation's content and notation, not a computation; masked attention is checked by forward-three-equations "
+        "and sdpa-equals-forward.",
+    ),
+    Unchecked(
+        "read-dao", READ_MORE,
+        "Dao et al. (2022) derive this backward pass in their Appendix B, with the identity D_i = dO_i . O_i, and "
+        "organise it by tiles.",
+        "A citation's content, not a computation; the derivation is proved by proof-backward, the identity checked by "
+        "d-identity and the tiled pass by tiled-equals-dense.",
+    ),
+    Unchecked(
+        "read-yang", READ_MORE,
+        "Yang et al. (2022), the muP paper, argue for scaling attention by 1/d_k.",
+        "A citation's content, not a computation; what 1/d_k does is checked by mup-mean, mup-variance and "
+        "training-mup-transfer.",
+    ),
+    Unchecked(
+        "read-henry-dehghani", READ_MORE,
+        "Henry et al. (2020) introduce QK normalisation, and Dehghani et al. (2023) describe the growth of logits that "
+        "forced them to use it.",
+        "Citations' content, not computations; QK-norm's bound is checked by qknorm-bounded and the growth it "
+        "prevents, at small scale, by training-qknorm-logits.",
+    ),
+    Unchecked(
+        "read-milakov-gimelshein", READ_MORE,
+        "Milakov and Gimelshein (2018) compute a stable softmax in a single pass with an online normaliser, the idea "
+        "FlashAttention grew from.",
+        "A citation's content and a historical lineage, not a computation; the online normaliser is what the suite's "
+        "tiled pass computes, checked against the dense pass by tiled-equals-dense.",
+    ),
+)
+
+
+def _check_ids():
+    ids = [u.id for u in NOT_CHECKABLE]
+    dupes = sorted({i for i in ids if ids.count(i) > 1})
+    if dupes:
+        raise RuntimeError(f"duplicate NOT_CHECKABLE ids: {dupes}")
+
+
+_check_ids()
