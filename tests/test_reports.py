@@ -76,11 +76,31 @@ def test_the_page_references_every_figure_and_only_existing_ones(built):
 def test_the_page_lists_errata_graded_and_caveats_apart(built):
     html = (built / "index.html").read_text()
     errata = html[html.index('<h2 id="errata">'):html.index('<h2 id="caveats">')]
-    caveats = html[html.index('<h2 id="caveats">'):html.index('<h2 id="figures">')]
+    caveats = html[html.index('<h2 id="caveats">'):html.index('<h2 id="unchecked">')]
     assert "rounding slip" in errata and "last digit" in errata and "false as stated" in errata
     assert "gradient-to-projections" in caveats and "gradient-to-projections" not in errata
     assert "True as written" in caveats and 'href="#claim-jacobian-properties"' in caveats
     assert "Findings on the text, by claim" in html
+
+
+def test_the_page_lists_what_is_not_checkable_and_the_pytorch_claims(built):
+    import importlib.util
+
+    import pandas as pd
+    from markupsafe import escape
+
+    from stats.claims import NOT_CHECKABLE
+
+    page = (built / "index.html").read_text()
+    unchecked = page[page.index('<h2 id="unchecked">'):page.index('<h2 id="figures">')]
+    for u in NOT_CHECKABLE:
+        assert f'id="unchecked-{u.id}"' in unchecked and str(escape(u.reason)) in unchecked
+    claims = pd.read_csv(built / "claims.csv")
+    torch_rows = claims[claims["claim"].isin(["sdpa-equals-forward", "autograd-equals-backward", "sdpa-fused-kernel"])]
+    assert len(torch_rows) == 8 + 8 + 28 and 'id="claim-sdpa-equals-forward"' in page
+    # With PyTorch installed (CI's second lane) the claims run and pass; without it they are untestable, with the reason.
+    want = "pass" if importlib.util.find_spec("torch") else "untestable"
+    assert (torch_rows["verdict"] == want).all(), torch_rows[["check", "verdict", "note"]]
 
 
 def test_the_figures_say_they_are_drafts(built):
