@@ -37,6 +37,7 @@ GOOD = {
     "attention_backward": ((_q, _k, _v, _q), {}),
     "attention_flops": ((3, 4, 5, 6), {}),
     "attention_memory": ((8, 12, 4, 3), dict(block_size=4, seed=1)),
+    "attention_memory_alone": (((8, 16), 4, 3), dict(block_size=4, seed=1)),
     "block_generator": ((np.random.SeedSequence(1), 0), {}),
     "conservative_pvalue": ((0.5, 100), dict(a1=0.1, a2=0.2)),
     "check_scaling": (("sqrt",), {}),

@@ -188,6 +188,14 @@ def test_the_memory_measurement_leaves_a_callers_tracing_on():
     assert not tracemalloc.is_tracing()
 
 
+def test_measured_alone_the_kept_bytes_are_the_same_on_every_run():
+    a, b = (stats.attention_memory_alone((64, 128), 8, 8, block_size=16) for _ in range(2))
+    for T in (64, 128):
+        assert a[T]["dense_kept"] == b[T]["dense_kept"] and a[T]["tiled_kept"] == b[T]["tiled_kept"]
+        assert 0 <= a[T]["tiled_kept"] - a[T]["tiled_kept_formula"] < 1024
+        assert abs(a[T]["dense_peak"] - b[T]["dense_peak"]) < 1e-3 * a[T]["dense_peak"]
+
+
 def test_the_memory_claim_holds():
     from stats.claims import verify_claims
 

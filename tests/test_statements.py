@@ -12,7 +12,7 @@ from typing import NamedTuple
 import pytest
 
 from stats.claims.registry import REGISTRY
-from stats.claims.statements.headings import BEYOND, JACOBIAN, OPENING, READ_MORE, SECTION_HEADINGS, SUITE_HEADINGS
+from stats.claims.headings import BEYOND, JACOBIAN, OPENING, READ_MORE, SECTION_HEADINGS, SUITE_HEADINGS
 from stats.claims.unchecked import NOT_CHECKABLE, Unchecked
 
 TABLE = Path(__file__).resolve().parents[1] / "docs" / "statements.md"
@@ -246,3 +246,14 @@ def test_an_id_must_be_kebab_case():
 def test_an_unchecked_entry_is_frozen():
     with pytest.raises(dataclasses.FrozenInstanceError):
         NOT_CHECKABLE[0].reason = "changed"
+
+
+def test_the_claims_a_reason_names_exist():
+    """A reason that points to the claims checking what can be checked names real claim ids (a
+    renamed claim would otherwise leave a stale pointer on the page)."""
+    ids = {c.id for c in REGISTRY}
+    prefixes = "|".join(sorted({i.split("-")[0] for i in ids}, key=len, reverse=True))
+    pattern = re.compile(rf"\b(?:{prefixes})-[a-z0-9-]*[a-z0-9]\b")
+    named = {m for u in NOT_CHECKABLE for m in pattern.findall(u.reason)}
+    assert named, "the pattern finds the reasons' claim ids"
+    assert named <= ids, sorted(named - ids)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .statements.headings import (ASSUMPTION, BACKWARD, FORMULA, JACOBIAN, OPENING, PYTORCH, READ_MORE, SECTION_HEADINGS,
+from .headings import (ASSUMPTION, BACKWARD, FORMULA, JACOBIAN, OPENING, PYTORCH, READ_MORE, SECTION_HEADINGS,
                                   STABILITY, WIDTH)
 
 __all__ = ["NOT_CHECKABLE", "Unchecked"]

@@ -17,7 +17,7 @@ from .cost import attention_matmul_flops, count_matmuls
 from .equations import EQUATIONS, Equations
 from .formats import FORMATS, exp_overflow_threshold, float_format, format_max, softmax_terms
 from .gradcheck import GradientCheck, gradient_check, numerical_gradient
-from .memory import attention_memory
+from .memory import attention_memory, attention_memory_alone
 from .tiled import tiled_attention_backward, tiled_attention_forward
 
 #: Served from :mod:`.symbolic` on first access (PEP 562): it imports SymPy.
@@ -31,6 +31,7 @@ __all__ = [
     "attention_backward",
     "attention_matmul_flops",
     "attention_memory",
+    "attention_memory_alone",
     "count_matmuls",
     "exp_overflow_threshold",
     "float_format",

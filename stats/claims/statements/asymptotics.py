@@ -10,8 +10,8 @@ import numpy as np
 
 from ...models.saturation import SaturationSim
 from ..build import Measure, Stated, exact, mean
+from ..headings import BEYOND
 from ..schema import Claim
-from .headings import BEYOND
 
 SECTION = BEYOND
 KEYS = (8, 32, 128, 1024)

@@ -11,9 +11,9 @@ from ...models.laws import entry_law
 from ...models.sampling import CosineSim
 from ...models.scores import score_scale
 from ..build import Erratum, Measure, Stated, exact, identity, mean, score_sd, variance
+from ..headings import ASSUMPTION
 from ..schema import Claim
 from .width import LAWS, label, score_sim
-from .headings import ASSUMPTION
 
 SECTION = ASSUMPTION
 T18 = entry_law("student_t", df=18)  # heavy-tailed, with the 8 moments a correlated variance test needs

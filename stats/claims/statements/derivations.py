@@ -15,8 +15,8 @@ from functools import partial
 
 from ...exact import derivations as D
 from ..build import proof
+from ..headings import ASSUMPTION, BACKWARD, FORMULA, JACOBIAN, LARGE, SATURATION, STABILITY, WIDTH
 from ..schema import Claim
-from .headings import ASSUMPTION, BACKWARD, FORMULA, JACOBIAN, LARGE, SATURATION, STABILITY, WIDTH
 
 SECTION = FORMULA
 

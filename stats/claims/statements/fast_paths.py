@@ -8,8 +8,8 @@ import math
 from ...models.laws import entry_law
 from ...models.sampling import CosineSim, ScoreSim
 from ..build import Measure, ratio, two_sample
+from ..headings import ENGINE
 from ..schema import Claim
-from .headings import ENGINE
 
 SECTION = ENGINE
 

@@ -14,8 +14,8 @@ from ...models.saturation import SaturationSim
 from ...models.spectra import SpectrumSim
 from ...exact.attention import softmax
 from ..build import Erratum, Measure, Stated, exact, identity, interval, mean
+from ..headings import JACOBIAN
 from ..schema import Claim
-from .headings import JACOBIAN
 
 SECTION = JACOBIAN
 SPECTRUM_WIDTHS = (4, 64, 1024)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from ...models.saturation import SaturationSim
 from ..build import Measure, identity, stated_exact
+from ..headings import LARGE
 from ..schema import Claim
-from .headings import LARGE
 
 SECTION = LARGE
 

@@ -10,8 +10,8 @@ from ...models.dropout import DropoutSim
 from ...models.torch_sdpa import (SDPA_DISPATCH_DTYPES, SDPA_DTYPES, SDPA_MASKS, SDPADispatchSim, SDPALargeScoreSim,
                                   TorchSDPASim)
 from ..build import Measure, identity, mean
+from ..headings import PYTORCH, STABILITY
 from ..schema import Claim
-from .headings import PYTORCH, STABILITY
 
 SECTION = PYTORCH
 P = 0.1

@@ -8,8 +8,8 @@ import math
 
 from ...models.saturation import SaturationSim, SmallScoreSim
 from ..build import Erratum, Measure, Stated, categorical, exact, identity, interval, mean, stated_exact, two_sample
+from ..headings import OPENING, SATURATION
 from ..schema import Claim
-from .headings import OPENING, SATURATION
 
 SECTION = SATURATION
 T = 32

@@ -11,8 +11,8 @@ from ...exact.attention import naive_softmax
 from ...exact.formats import FORMATS, exp_overflow_threshold, float_format, format_max
 from ...models.problems import StableSoftmaxSim
 from ..build import Measure, Stated, exact, identity, stated_exact
+from ..headings import STABILITY
 from ..schema import Claim
-from .headings import STABILITY
 
 SECTION = STABILITY
 

@@ -20,8 +20,8 @@ import math
 
 from ...models.training import TrainingSim
 from ..build import Erratum, Measure, Stated, identity, interval, mean, share
+from ..headings import ASSUMPTION, BACKWARD, JACOBIAN, OPENING, SATURATION, WIDTH
 from ..schema import Claim
-from .headings import ASSUMPTION, BACKWARD, JACOBIAN, OPENING, SATURATION, WIDTH
 
 SECTION = OPENING
 

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from ...models.training import FoldingSim, LRSweepSim, TrainingSim
 from ..build import Erratum, Measure, Stated, identity, interval, share
+from ..headings import ASSUMPTION
 from ..schema import Claim
-from .headings import ASSUMPTION
 
 SECTION = ASSUMPTION
 

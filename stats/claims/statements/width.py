@@ -8,8 +8,8 @@ from ...models.laws import entry_law
 from ...models.sampling import CosineSim, ScoreSim, square_mean_variance
 from ...models.scores import score_scale, score_tail_index
 from ..build import Measure, distribution, mean, ratio, score_sd, variance
+from ..headings import WIDTH
 from ..schema import Claim
-from .headings import WIDTH
 
 SECTION = WIDTH
 SIGMA_Q, SIGMA_K = 1.5, 0.8  # unequal, and sigma_q*sigma_k != sigma_q^2*sigma_k^2
