@@ -8,6 +8,7 @@ erratum), 1 when a check is rejected or errs, an erratum has gone stale, or (wit
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 
@@ -120,14 +121,28 @@ def _cmd_calibrate(args, parser):
 
 
 def _cmd_list(args):
+    import shutil
+    import textwrap
+
     from .claims.registry import REGISTRY
     from .claims.unchecked import NOT_CHECKABLE
 
+    width = max(72, min(shutil.get_terminal_size((100, 24)).columns, 120))
+
+    def wrapped(text, lead="    "):
+        return textwrap.fill(text, width=width, initial_indent=lead, subsequent_indent="    ", break_on_hyphens=False)
+
+    lines = []
     for c in REGISTRY:
-        print(f"{c.id:<32} {len(c.checks):>3} checks  [{c.section}] {c.statement}")
-    print(f"\nNot checkable here ({len(NOT_CHECKABLE)}; docs/statements.md places every statement of the section):")
+        n = len(c.checks)
+        lines += [f"{c.id} ({n} check{'s' if n != 1 else ''}) [{c.section}]", wrapped(c.statement)]
+    lines.append(f"\nNot checkable here ({len(NOT_CHECKABLE)}; docs/statements.md places every statement of the section):")
     for u in NOT_CHECKABLE:
-        print(f"{u.id:<32} [{u.section}] {u.statement} -- {u.reason}")
+        lines += [f"{u.id} [{u.section}]", wrapped(u.statement), wrapped(u.reason, lead="    why: ")]
+    try:
+        print("\n".join(lines))
+    except BrokenPipeError:  # `python -m stats list | head`: the reader stopped; not an error
+        sys.stdout = open(os.devnull, "w")
     return 0
 
 
@@ -139,7 +154,8 @@ def build_parser():
     sub = parser.add_subparsers(dest="command", required=True, parser_class=cli.Parser)
     v = sub.add_parser("verify", help="run the claims registry and write reports/claims.csv")
     v.add_argument("--seed", type=cli.seed, default=DEFAULT_SEED, help=f"root seed of every stream (default {DEFAULT_SEED})")
-    v.add_argument("--only", metavar="PATTERN", help="comma-separated claim ids or globs, e.g. 'exact-law,mup-*'")
+    v.add_argument("--only", metavar="PATTERN", help="comma-separated claim ids (each that claim only) or globs (every match), e.g. 'exact-law,mup-*'; "
+                   "one that matches no claim is an error")
     v.add_argument(
         "--n-factor", type=cli.positive_float, default=1.0,
         help="multiply every designed sample size (0.1: a quick run whose detectable discrepancies are ~3x larger)",

@@ -116,8 +116,10 @@ def test_detectable_discrepancy_meets_each_target(full_run):
         if p.untestable or ch.test in ("identity", "exact", "interval", "two_sample", "proof"):
             continue
         row = table.loc[(p.claim.id, ch.label)]
-        if ch.test in ("distribution", "categorical"):  # a sup-distance, Cohen's effect size: absolute targets
+        if ch.test == "distribution":  # a sup-distance: an absolute target
             assert row["detectable"] <= ch.target * 1.0001, (p.claim.id, ch.label)
+        elif ch.test == "categorical":  # Cohen's w as target, w^2 on the table's scale
+            assert row["detectable"] <= ch.target**2 * 1.0002, (p.claim.id, ch.label)
         elif ch.test == "share":  # searched on a grid of 1/200
             assert row["detectable"] <= ch.target + 0.005, (p.claim.id, ch.label)
         elif ch.test == "mean":
@@ -291,6 +293,11 @@ def test_select_claims_patterns():
         select_claims("no-such-claim")
     with pytest.raises(ValueError, match="names no claim"):
         select_claims(" , ")
+    # A plain id is that claim only (not every id it is a substring of), and one typo among good
+    # patterns is refused, naming it, rather than dropped.
+    assert [c.id for c in select_claims("winner-bound")] == ["winner-bound"]
+    with pytest.raises(ValueError, match="'nope-\\*' matches no claim"):
+        select_claims("mup-*,nope-*")
 
 
 # ------------------------------------------------------------------ CLI

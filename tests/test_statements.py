@@ -257,3 +257,13 @@ def test_the_claims_a_reason_names_exist():
     named = {m for u in NOT_CHECKABLE for m in pattern.findall(u.reason)}
     assert named, "the pattern finds the reasons' claim ids"
     assert named <= ids, sorted(named - ids)
+
+
+def test_stats_list_shows_every_claim_and_what_is_not_checkable():
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "stats", "list"], capture_output=True, text=True, check=True)
+    heads = {line.split(" ")[0] for line in r.stdout.splitlines() if line and not line.startswith(" ")}
+    assert {c.id for c in REGISTRY} <= heads and {u.id for u in NOT_CHECKABLE} <= heads
+    assert f"Not checkable here ({len(NOT_CHECKABLE)};" in r.stdout and "(1 checks)" not in r.stdout

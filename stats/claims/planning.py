@@ -70,7 +70,9 @@ class Plan:
 
 
 def select_claims(patterns=None, claims=None):
-    """Claims whose id matches any of the comma-separated glob ``patterns`` (substring if no glob)."""
+    """Claims whose id matches any of the comma-separated ``patterns``: a plain id matches that claim
+    only, a glob (``*``, ``?``, ``[``) every id it matches.  A pattern that matches no claim is a
+    ``ValueError`` naming it (a typo must not drop a claim from a run silently)."""
     from fnmatch import fnmatchcase
 
     if claims is None:
@@ -82,11 +84,11 @@ def select_claims(patterns=None, claims=None):
     pats = [p.strip() for p in patterns.split(",") if p.strip()]
     if not pats:
         raise ValueError(f"--only {patterns!r} names no claim; give claim ids or globs, e.g. 'exact-law,mup-*'")
-    pats = [p if any(ch in p for ch in "*?[") else f"*{p}*" for p in pats]
-    chosen = tuple(c for c in claims if any(fnmatchcase(c.id, p) for p in pats))
-    if not chosen:
-        raise ValueError(f"--only {patterns!r} matches no claim; `python -m stats list` shows the ids")
-    return chosen
+    unmatched = [p for p in pats if not any(fnmatchcase(c.id, p) for c in claims)]
+    if unmatched:
+        raise ValueError(f"--only: {', '.join(repr(p) for p in unmatched)} matches no claim; `python -m stats list` "
+                         "shows the ids (a plain id matches that claim only; use a glob such as 'mup-*' for several)")
+    return tuple(c for c in claims if any(fnmatchcase(c.id, p) for p in pats))
 
 
 def all_checks(claims):

@@ -64,7 +64,8 @@ def attention_memory(T_q, T_k, d_k, d_v, *, block_size=32, seed=0):
 
     Returns a dict: ``dense_kept`` (what the dense forward returns for its backward, ``O``
     and ``A``), ``tiled_kept`` (``O`` and ``lse``), ``dense_peak`` and ``tiled_peak`` (the
-    most each backward pass allocates beyond its inputs), and the closed forms they are
+    most each backward pass allocates beyond its inputs), ``tiled_forward_peak`` (the most the
+    tiled forward allocates: it never forms the score matrix), and the closed forms they are
     compared with, ``A_bytes`` :math:`= 8T_qT_k`, ``dense_kept_formula``
     :math:`= 8T_q(T_k + d_v)` and ``tiled_kept_formula`` :math:`= 8T_q(d_v + 1)`.
     Sides up to :data:`MAX_SIDE`; ``block_size`` the tiles' key count; ``seed`` the inputs'.
@@ -79,9 +80,10 @@ def attention_memory(T_q, T_k, d_k, d_v, *, block_size=32, seed=0):
     (O, A), dense_kept, _ = _traced(lambda: scaled_dot_product_attention(Q, K, V, return_weights=True))
     _, _, dense_peak = _traced(lambda: attention_backward(Q, K, V, dO))
     del O, A
-    (O, lse), tiled_kept, _ = _traced(lambda: tiled_attention_forward(Q, K, V, block_size=block_size))
+    (O, lse), tiled_kept, tiled_forward_peak = _traced(lambda: tiled_attention_forward(Q, K, V, block_size=block_size))
     _, _, tiled_peak = _traced(lambda: tiled_attention_backward(Q, K, V, O, lse, dO, block_size=block_size))
     return dict(dense_kept=dense_kept, tiled_kept=tiled_kept, dense_peak=dense_peak, tiled_peak=tiled_peak,
+                tiled_forward_peak=tiled_forward_peak,
                 A_bytes=8 * T_q * T_k, dense_kept_formula=8 * T_q * (T_k + d_v), tiled_kept_formula=8 * T_q * (d_v + 1))
 
 
@@ -95,7 +97,11 @@ def attention_memory_alone(sides, d_k, d_v, *, block_size=32, seed=0):
     import subprocess
     import sys
 
-    sides = [check_integer(T, "sides", maximum=MAX_SIDE) for T in sides]
+    if isinstance(sides, (str, bytes)) or not hasattr(sides, "__iter__"):
+        raise TypeError(f"sides must be a sequence of lengths T (e.g. (256, 1024)); got {sides!r}")
+    sides = [check_integer(T, "each of sides", maximum=MAX_SIDE) for T in sides]
+    if not sides:
+        raise ValueError("sides must hold at least one length T")
     check_integer(seed, "seed", minimum=0, maximum=2**63 - 1, what="a non-negative integer")
     code = ("import gc, json, sys; gc.collect(); gc.disable()\n"
             "from stats.exact.memory import attention_memory\n"

@@ -12,10 +12,13 @@ approximation is accurate at the small effects the registry designs for (simulat
 0.43 against 0.426 at w = 0.03 and 0.06, K = 32, ``tests/test_sentences.py``) and overstates
 the power of large ones (0.77 simulated against 0.82 at w = 0.23, K = 8).
 
-The estimate is :math:`\hat w = \sqrt{X^2/n}` with its delta-method MCSE
-:math:`\sqrt{2(K - 1) + 4X^2}/(2n\hat w)` (the non-central chi-square's variance
-:math:`2(K - 1 + 2\lambda)`, :math:`\lambda` estimated by :math:`X^2`); its expected value
-is 0.
+The estimate is :math:`\widehat{w^2} = (X^2 - (K - 1))/n`, unbiased for :math:`w^2` under
+the non-central approximation (:math:`E X^2 = K - 1 + n w^2`), so 0 in expectation when the
+stated probabilities hold (it is negative about half the time then); its MCSE is
+:math:`\sqrt{2(K - 1 + 2\hat\lambda)}/n` with :math:`\hat\lambda = \max(X^2 - (K - 1), 0)`,
+from the non-central chi-square's variance :math:`2(K - 1 + 2\lambda)`.  ``detectable`` is
+on the same scale: the :math:`w^2` the run's n detects with power :math:`1 - \beta`.  (The
+plain :math:`\sqrt{X^2/n}` would read about :math:`\sqrt{(K - 1)/n}` under the null, not 0.)
 """
 
 from __future__ import annotations
@@ -88,12 +91,12 @@ class CategoricalCheck(Check):
         if isinstance(k, bool) or not isinstance(k, int) or k < 2:
             raise ValueError(f"check {self.label!r}: categories must be an integer >= 2; got {k!r}")
         t = self.target
-        if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 < t < 1:
-            raise ValueError(f"check {self.label!r}: target must be an effect size w in (0, 1); got {t!r}")
+        if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 < t <= math.sqrt(k - 1):
+            raise ValueError(f"check {self.label!r}: target must be an effect size w in (0, sqrt(K - 1)]; got {t!r}")
 
     def power_design(self, ctx, alpha):
         n = chi_square_sample_size(self.target, self.categories, alpha=alpha, beta=ctx.beta)
-        return n, math.nan, f"chi-square power (effect size w = {self.target:g})"
+        return n, math.nan, f"chi-square power (effect size w = {self.target:g}, w^2 = {self.target ** 2:.3g})"
 
     def evaluate(self, ctx, design_sd):
         from scipy import stats as sps
@@ -102,8 +105,9 @@ class CategoricalCheck(Check):
         p0 = np.asarray(self.expected(ctx.formulas), dtype=np.float64)
         x = ctx.result(self.measure).rows(self.measure.statistic)
         n = len(x)
-        numbers = dict(expected=0.0, n=n, detectable=detectable_effect_size(n, k, alpha=ctx.per_test, beta=ctx.beta))
-        notes = [f"estimate is Cohen's effect size w over {k} categories (0 when the stated probabilities hold)"]
+        numbers = dict(expected=0.0, n=n, detectable=detectable_effect_size(n, k, alpha=ctx.per_test, beta=ctx.beta) ** 2)
+        notes = [f"estimate is (X^2 - {k - 1})/n, unbiased for Cohen's w^2 over {k} categories (0 when the stated "
+                 f"probabilities hold); detectable is a w^2"]
         if p0.shape != (k,) or not np.all(np.isfinite(p0)) or np.any(p0 <= 0) or abs(p0.sum() - 1.0) > 1e-9:
             return Outcome(numbers, "error", notes + [f"the expected probabilities are not {k} positive numbers summing to 1"])
         codes = np.rint(x)
@@ -111,12 +115,12 @@ class CategoricalCheck(Check):
             return Outcome(numbers, "error", notes + [f"a row is not a category 0..{k - 1}"])
         counts = np.bincount(codes.astype(np.int64), minlength=k)
         r = sps.chisquare(counts, n * p0)
-        w = math.sqrt(r.statistic / n)
-        mcse = math.sqrt(2 * (k - 1) + 4 * r.statistic) / (2 * n * max(w, 1e-300))
+        w2 = (r.statistic - (k - 1)) / n
+        mcse = math.sqrt(2 * (k - 1 + 2 * max(r.statistic - (k - 1), 0.0))) / n
         shares = counts / n
         j = int(np.argmax(np.abs(shares - p0)))
         notes.append(f"largest departure: category {j}, share {shares[j]:.5f} against {p0[j]:.5f}")
-        numbers.update(estimate=w, mcse=mcse, p_value=float(r.pvalue))
-        if not (finite(r.pvalue) and finite(w)):
+        numbers.update(estimate=w2, mcse=mcse, p_value=float(r.pvalue))
+        if not (finite(r.pvalue) and finite(w2)):
             return Outcome(numbers, "error", notes + ["the test returned a NaN p-value or statistic"])
         return Outcome(numbers, "tested", notes)

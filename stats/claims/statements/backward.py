@@ -48,26 +48,35 @@ def _memory_exponent(measured):
     return lambda F: _two_digits(math.log(_memory(hi)[measured] / _memory(lo)[measured]) / math.log(hi / lo))
 
 
+_HEADERS = ("the excess is the returned arrays' and tuple's Python objects (about 100-200 bytes each); one more "
+            "T_q-long float64 array would add 8 T_q bytes, 2 KiB or more here")
+
+
 def _memory_checks():
     kept = Stated.between("exactly that, up to the arrays' Python object headers (under 1 KiB)", 0.0, 1024.0)
     checks = []
     for T in MEMORY_SIDES:
         checks += [
             exact(f"the dense forward keeps O and A: bytes beyond 8 T_q (T_k + d_v), T={T}", kept,
-                  _memory_excess(T, "dense_kept", "dense_kept_formula"), uses=()),
+                  _memory_excess(T, "dense_kept", "dense_kept_formula"), uses=(), note=_HEADERS),
             exact(f"the tiled forward keeps O and one number a row: bytes beyond 8 T_q (d_v + 1), T={T}", kept,
-                  _memory_excess(T, "tiled_kept", "tiled_kept_formula"), uses=()),
+                  _memory_excess(T, "tiled_kept", "tiled_kept_formula"), uses=(), note=_HEADERS),
             exact(f"the dense backward holds A: peak / 8 T_q T_k, T={T}", Stated.at_least("at least one T_q x T_k matrix", 1.0,
                   strict=False), _memory_ratio(T, "dense_peak", "A_bytes"), uses=()),
         ]
     lo, hi = MEMORY_SIDES
     checks += [
         exact(f"the dense backward's peak grows like T^2 (exponent, T={lo} -> {hi})", Stated.between("quadratic: 2", 1.9, 2.1),
-              _memory_exponent("dense_peak"), uses=()),
+              _memory_exponent("dense_peak"), uses=(), note="T^2 arrays, with the inputs' T d ones pulling it a little below 2"),
         exact(f"the tiled backward's peak grows like T (exponent, T={lo} -> {hi})", Stated.between("linear: 1", 0.8, 1.1),
-              _memory_exponent("tiled_peak"), uses=()),
+              _memory_exponent("tiled_peak"), uses=(),
+              note="T x block and T x d arrays, with a part that does not grow pulling it below 1 at these lengths"),
         exact(f"the tiled backward's peak against the dense one's, T={hi}", Stated.at_most("far less", 0.1),
-              lambda F: _two_digits(_memory(hi)["tiled_peak"] / _memory(hi)["dense_peak"]), uses=()),
+              lambda F: _two_digits(_memory(hi)["tiled_peak"] / _memory(hi)["dense_peak"]), uses=(),
+              note="an order of magnitude less at this length, and less the longer the sequence"),
+        exact(f"the tiled forward never forms the scores: its peak / 8 T_q T_k, T={hi}",
+              Stated.at_most("less than one T_q x T_k matrix", 0.5), _memory_ratio(hi, "tiled_forward_peak", "A_bytes"),
+              uses=(), note="a forward that formed S (or A) would hold at least 1; its tiles of T_q x 32 scores are 1/32"),
     ]
     return tuple(checks)
 
