@@ -211,7 +211,8 @@ def test_measured_alone_the_kept_bytes_are_the_same_on_every_run():
     for T in (64, 128):
         assert a[T]["dense_kept"] == b[T]["dense_kept"] and a[T]["tiled_kept"] == b[T]["tiled_kept"]
         assert 0 <= a[T]["tiled_kept"] - a[T]["tiled_kept_formula"] < 1024
-        assert abs(a[T]["dense_peak"] - b[T]["dense_peak"]) < 1e-3 * a[T]["dense_peak"]
+        # Peaks move by a few hundred bytes between runs (174 seen at T = 64): the claims quote them to two digits.
+        assert abs(a[T]["dense_peak"] - b[T]["dense_peak"]) < 1024
 
 
 def test_the_memory_claim_holds():
