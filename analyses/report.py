@@ -118,6 +118,40 @@ def _fmt(x, digits=4):
     return f"{x:.{digits}g}"
 
 
+def _evidence(r):
+    """A check's evidence as the page prints it: a share as its count of runs ("0 of 32 runs": an
+    MCSE of 0 says nothing a reader can use), an exact value as exact, else estimate +- MCSE."""
+    est, n = r["estimate"], r["n"]
+    if r["test"] == "share" and n > 0 and math.isfinite(est):
+        return f"{round(est * n)} of {int(n)} runs"
+    if r["test"] in ("exact", "identity", "proof"):
+        return f"{_fmt(est, 6)} (exact)"
+    mcse = _fmt(r["mcse"], 2)
+    return f"{_fmt(est)} ± {mcse}" if mcse else _fmt(est)
+
+
+def _finding_cards(errata):
+    """One card per recorded finding: the checks of a claim that carry the same statement, correction
+    and sentence (say, one per optimiser and width) share it, each with its own evidence and grade.
+    Errata first, gravest grade first; then the caveats; the registry's order within."""
+    cards = {}
+    for e in errata:
+        key = (e["claim"], e["kind"], e["text"], e["corrected"], e["sentence"])
+        card = cards.setdefault(key, {**{k: e[k] for k in ("claim", "section", "kind", "text", "corrected", "sentence",
+                                                            "as_written", "confirmed_by")}, "checks": []})
+        card["checks"].append({k: e[k] for k in ("check", "verdict", "grade", "digits", "evidence")})
+    out = []
+    for card in cards.values():
+        checks = card["checks"]
+        card["grade"] = max((c["grade"] for c in checks), key=lambda g: _GRADE_ORDER.get(g, -1))
+        confirmed = ERRATUM_CONFIRMED if card["kind"] == "erratum" else CAVEAT_CONFIRMED
+        card["verdict"] = confirmed if all(c["verdict"] == confirmed for c in checks) else next(
+            c["verdict"] for c in checks if c["verdict"] != confirmed)
+        out.append(card)
+    out.sort(key=lambda c: (c["kind"] != "erratum", -_GRADE_ORDER.get(c["grade"], -1)))
+    return out
+
+
 def build_page(out):
     """``index.html``: verdicts at a glance, every figure with its caption and claims, the full tables, provenance."""
     from jinja2 import Environment, FileSystemLoader, select_autoescape
@@ -164,9 +198,8 @@ def build_page(out):
                            grade=r["grade"] if isinstance(r.get("grade"), str) else "",
                            digits="" if digits is None or pd.isna(digits) else f"{digits:.2g}",
                            as_written=e.as_written, confirmed_by=list(e.confirmed_by),
-                           estimate=_fmt(r["estimate"]), mcse=_fmt(r["mcse"], 2)))
-    # Errata first, gravest grade first; then the caveats.
-    errata.sort(key=lambda e: (e["kind"] != "erratum", -_GRADE_ORDER.get(e["grade"], -1)))
+                           evidence=_evidence(r)))
+    errata = _finding_cards(errata)
     findings = {cid: worst_finding(g["finding"].fillna("")) for cid, g in claims.groupby("claim", sort=False)}
     rows = []
     for _, r in claims.iterrows():

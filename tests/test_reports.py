@@ -83,6 +83,21 @@ def test_the_page_lists_errata_graded_and_caveats_apart(built):
     assert "Findings on the text, by claim" in html
 
 
+def test_the_page_gives_a_finding_one_card_with_each_check_s_evidence(built):
+    import pandas as pd
+
+    html = (built / "index.html").read_text()
+    errata = html[html.index('<h2 id="errata">'):html.index('<h2 id="caveats">')]
+    rows = pd.read_csv(built / "claims.csv")
+    learn = rows[(rows["claim"] == "training-unscaled-cannot-learn") & (rows["finding"] == "erratum")]
+    assert len(learn) >= 2  # one statement, checked per optimiser and width ...
+    assert errata.count("<code>training-unscaled-cannot-learn</code>") == 1  # ... is one card
+    for _, r in learn.iterrows():  # listing every check, a share as its count of runs
+        assert f"{r['check']}: {round(r['estimate'] * r['n'])} of {r['n']} runs" in errata
+    assert errata.count('class="erratum-box"') == len(
+        rows[rows["finding"] == "erratum"].drop_duplicates(["claim", "expected"]))
+
+
 def test_the_page_lists_what_is_not_checkable_and_the_pytorch_claims(built):
     import importlib.util
 
