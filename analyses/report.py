@@ -124,7 +124,7 @@ def _evidence(r):
     est, n = r["estimate"], r["n"]
     if r["test"] == "share" and n > 0 and math.isfinite(est):
         return f"{round(est * n)} of {int(n)} runs"
-    if r["test"] in ("exact", "identity", "proof"):
+    if r["test"] in ("exact", "proof"):
         return f"{_fmt(est, 6)} (exact)"
     mcse = _fmt(r["mcse"], 2)
     return f"{_fmt(est)} ± {mcse}" if mcse else _fmt(est)
