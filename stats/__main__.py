@@ -16,26 +16,43 @@ from . import cli
 
 
 def _cmd_verify(args, parser):
-    from ._io import write_csv, write_text
-    from .claims.mutants import MUTANTS
     from .claims.registry import REGISTRY
-    from .claims.console import print_report, provenance, provenance_json
-    from .claims import FAMILY_ALPHA, OK_VERDICTS, evaluate, evaluate_mutants, passed, plan, select_claims, simulate
-    from .claims.verdicts import UNTESTABLE
+    from .claims import plan, select_claims
 
     try:
         chosen = select_claims(args.only, REGISTRY) if args.only is not None else REGISTRY
     except (ValueError, TypeError) as exc:
-        parser.error(str(exc))
+        msg = str(exc)
+        parser.error("--only" + msg[len("patterns"):] if msg.startswith("patterns") else msg)
     out = cli.writable_dir(args.out, parser)
-    start = time.perf_counter()
-    the_plan = plan(REGISTRY, select=chosen, seed=args.seed, n_factor=args.n_factor, workers=args.workers)
+    whole = tuple(chosen) == tuple(REGISTRY)
+    name, mname = ("claims", "mutants") if whole else ("claims-selection", "mutants-selection")
+    cli.output_files(out, [f"{name}.csv", f"{name}.run.json"] + ([f"{mname}.csv"] if args.mutants else []), parser)
+    scheduler = cli.dask_client(args.scheduler, parser)
+    try:
+        start = time.perf_counter()
+        try:
+            the_plan = plan(REGISTRY, select=chosen, seed=args.seed, n_factor=args.n_factor, workers=args.workers)
+        except ValueError as exc:
+            parser.error(str(exc).replace("n_factor", "--n-factor", 1))
+        return _verify(args, chosen, the_plan, out, name, mname, scheduler, start)
+    finally:
+        if scheduler is not None:
+            scheduler.close()
+
+
+def _verify(args, chosen, the_plan, out, name, mname, scheduler, start):
+    from ._io import write_csv, write_text
+    from .claims.mutants import MUTANTS
+    from .claims.console import print_report, provenance, provenance_json
+    from .claims import FAMILY_ALPHA, OK_VERDICTS, evaluate, evaluate_mutants, passed, simulate
+    from .claims.verdicts import UNTESTABLE
+
     t_plan = time.perf_counter()
-    results = simulate(the_plan, seed=args.seed, workers=args.workers, scheduler=args.scheduler, progress=not args.no_progress)
+    results = simulate(the_plan, seed=args.seed, workers=args.workers, scheduler=scheduler, progress=not args.no_progress)
     t_sim = time.perf_counter()
     table = evaluate(the_plan, results)
     t_eval = time.perf_counter()
-    name = "claims" if the_plan.selection is None else "claims-selection"
     write_csv(table, out / f"{name}.csv")
     print_report(table, full=args.full)
     n_bad = int((~table["verdict"].isin(OK_VERDICTS)).sum())
@@ -70,8 +87,7 @@ def _cmd_verify(args, parser):
         print("  (a selection: written beside the full table as claims-selection.csv; claims.csv is left as it was)")
     if args.mutants:
         t0 = time.perf_counter()
-        mutants = evaluate_mutants(the_plan, results, MUTANTS, seed=args.seed, workers=args.workers, scheduler=args.scheduler)
-        mname = "mutants" if the_plan.selection is None else "mutants-selection"
+        mutants = evaluate_mutants(the_plan, results, MUTANTS, seed=args.seed, workers=args.workers, scheduler=scheduler)
         write_csv(mutants, out / f"{mname}.csv")
         print("\nMutants (planted mistakes; each must make some check fail):")
         for _, r in mutants.iterrows():
@@ -90,11 +106,18 @@ def _cmd_calibrate(args, parser):
     from .claims.console import provenance, provenance_json
 
     out = cli.writable_dir(args.out, parser)
+    cli.output_files(out, ["calibration-pvalues.csv", "calibration-mutants.csv", "calibration.csv", "calibration.run.json"],
+                     parser)
+    scheduler = cli.dask_client(args.scheduler, parser)
     t0 = time.perf_counter()
-    checks, mutants, pvalues = calibrate(
-        seeds=args.seeds, n_factor=args.n_factor, seed=args.seed, workers=args.workers, scheduler=args.scheduler,
-        progress=not args.no_progress,
-    )
+    try:
+        checks, mutants, pvalues = calibrate(
+            seeds=args.seeds, n_factor=args.n_factor, seed=args.seed, workers=args.workers, scheduler=scheduler,
+            progress=not args.no_progress,
+        )
+    finally:
+        if scheduler is not None:
+            scheduler.close()
     seconds = time.perf_counter() - t0
     write_csv(pvalues, out / "calibration-pvalues.csv")
     write_csv(mutants, out / "calibration-mutants.csv")

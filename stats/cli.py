@@ -14,7 +14,7 @@ from pathlib import Path
 
 from .engine.malloc import tune_malloc
 
-__all__ = ["Parser", "count", "positive_float", "seed", "tune_malloc_or_exit", "writable_dir"]
+__all__ = ["Parser", "count", "dask_client", "output_files", "positive_float", "seed", "tune_malloc_or_exit", "writable_dir"]
 
 
 class Parser(argparse.ArgumentParser):
@@ -85,3 +85,31 @@ def writable_dir(path, parser):
     except OSError as exc:
         parser.error(f"--out {path!r} cannot be created ({exc.strerror or exc})")
     return p
+
+
+def output_files(folder, names, parser):
+    """``folder / name`` for each of ``names``, or a usage error when one exists and is not a
+    plain file (a folder of that name): refused before any simulation, not after it."""
+    paths = [Path(folder) / n for n in names]
+    for p in paths:
+        if (p.exists() or p.is_symlink()) and not p.is_file():
+            parser.error(f"--out: {p} exists and is not a file; remove it or give another --out")
+    return paths
+
+
+def dask_client(address, parser):
+    """A ``distributed.Client`` connected to the scheduler at ``address`` (None: None), or a usage
+    error, one line, when the extra is missing or nothing answers there within 10 s."""
+    if address is None:
+        return None
+    try:
+        from distributed import Client
+    except ImportError:
+        parser.error("--scheduler needs the dask extra: pip install -e '.[dask]'")
+    if not address.strip():
+        parser.error("--scheduler is empty; give the scheduler's address, e.g. tcp://10.0.0.5:8786")
+    try:
+        return Client(address, timeout=10)
+    except (OSError, ValueError, TypeError, TimeoutError) as exc:
+        reason = " ".join(str(exc).split()) or type(exc).__name__
+        parser.error(f"--scheduler {address!r}: cannot connect ({reason})")

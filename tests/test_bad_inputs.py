@@ -141,7 +141,7 @@ GOOD = {
     "adam_update": ((np.ones((2, 3)), {}, 1, 0.01), {}),
     "adafactor_update": ((np.ones((2, 3, 4)), np.ones((2, 3, 4)), {}, 1, np.full(2, 0.01)), {}),
     "TiledSim": ((), dict(T_q=3, T_k=5, d_k=4, d_v=3, block_size=2)),
-    "TorchSDPASim": (("float32", "bool"), dict(batch=1, heads=2, T_q=3, T_k=4, d_k=2, d_v=3)),
+    "TorchSDPASim": (("float32", "bool"), dict(batch=1, heads=2, T_q=3, T_k=4, d_k=2, d_v=2)),
     "SDPALargeScoreSim": (("bfloat16",), dict(n_keys=4)),
     "SDPADispatchSim": (("float16", "causal"), dict(rank=4, same_head_dim=True, dropout_p=0.0, expect="MATH")),
     "select_claims": (("saturation*",), {}),

@@ -16,9 +16,10 @@ BAD = {
     ("stats", "verify"): {
         "--seed": ["x", "-1", "1.5", ""],
         "--only": ["", "nope", ","],
-        "--n-factor": ["0", "-1", "inf", "nan", "x"],
+        "--n-factor": ["0", "-1", "inf", "nan", "x", "1e12"],  # 1e12: a design past 2^40 rows, refused after the plan
         "--workers": ["0", "-2", "x"],
         "--out": ["/proc/version"],
+        "--scheduler": ["", "tcp://127.0.0.1:1"],  # nothing listens on port 1: refused within the 10 s connect
     },
     ("stats", "calibrate"): {
         "--seeds": ["1", "0", "x"],
@@ -26,6 +27,7 @@ BAD = {
         "--seed": ["x", "-1"],
         "--workers": ["0", "x"],
         "--out": ["/proc/version"],
+        "--scheduler": [""],
     },
     ("analyses",): {
         "--seed": ["x", "-3"],
@@ -62,6 +64,15 @@ def test_bad_option_exits_2_with_one_line(prog, opt, value, tmp_path):
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in r.stderr, r.stderr
     assert not list(tmp_path.iterdir()), "a refused command must write nothing"
+
+
+@pytest.mark.parametrize("taken", ["claims-selection.run.json", "claims-selection.csv"])
+def test_verify_refuses_an_output_name_taken_by_a_folder_before_simulating(taken, tmp_path):
+    (tmp_path / taken).mkdir()
+    r = subprocess.run(_cmd(("stats", "verify")) + ["--only", "winner-at-random", "--n-factor", "0.01", "--out", str(tmp_path)],
+                       cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and taken in r.stderr, r.stderr
+    assert [p.name for p in tmp_path.iterdir()] == [taken]  # nothing written beside it
 
 
 def test_render_only_refuses_partial_data(tmp_path):
@@ -109,5 +120,5 @@ def test_every_option_is_in_the_bad_value_table():
         parser = _parsers()[name]
         takes = {(a.option_strings[0] if a.option_strings else "STUDY") for a in parser._actions
                  if a.dest != "help" and a.nargs != 0 and a.__class__.__name__ != "_SubParsersAction"}
-        missing = takes - set(options) - {"--scheduler"}  # an address: any string is a valid guess until connected
+        missing = takes - set(options)
         assert not missing, f"{name}: options without bad values in the table: {sorted(missing)}"

@@ -153,3 +153,13 @@ def test_monte_carlo_mean_test_on_the_exact_value_at_small_width():
     ex = saturation_exact(4, 32, scaling="none")
     z = (s["max_weight"] - ex["max_weight"]) / s["max_weight_mcse"]
     assert abs(z) < 4.9
+
+
+@pytest.mark.parametrize("row", [[1e308, -1e308, 0.0], [1e308, -1e308], [6e4, -6e4, 0.0]])
+def test_row_statistics_stay_finite_when_a_gap_overflows(row):
+    # s - max overflows to -inf; its weight is 0 and 0 log 0 = 0, never 0 * -inf = NaN.
+    from stats.models.saturation import saturation_row_statistics
+
+    r = saturation_row_statistics(np.array([row]))
+    assert all(np.isfinite(v).all() for v in r.values())
+    assert r["entropy"][0] == 0.0 and r["max_weight"][0] == 1.0

@@ -53,6 +53,42 @@ def test_the_design_has_the_stated_power_and_no_more_rows_than_it_needs():
     assert detectable_effect_size(n, k, alpha=alpha, beta=beta) == pytest.approx(w, rel=1e-6)
 
 
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: chi_square_power(100, 0.1, 1, alpha=0.05), "categories"),
+        (lambda: chi_square_power(-5, 0.1, 8, alpha=0.05), "n must"),
+        (lambda: chi_square_power(5, math.nan, 8, alpha=0.05), "w must"),
+        (lambda: chi_square_power(5, 0.1, 8, alpha=2.0), "alpha"),
+        (lambda: chi_square_sample_size(0.0, 8, alpha=0.05, beta=0.05), "w must"),
+        (lambda: chi_square_sample_size(3.0, 8, alpha=0.05, beta=0.05), "sqrt"),
+        (lambda: chi_square_sample_size(1e-300, 8, alpha=0.05, beta=0.05), "too small"),
+        (lambda: chi_square_sample_size(0.1, 8, alpha=0.0, beta=0.05), "alpha"),
+        (lambda: chi_square_sample_size(0.1, 8, alpha=0.05, beta=1.0), "beta"),
+        (lambda: chi_square_sample_size(0.1, 8, alpha=0.05, beta=1e-300), "beta"),
+        (lambda: detectable_effect_size(0, 8, alpha=0.05, beta=0.05), "n must"),
+        (lambda: detectable_effect_size(10, 8.0, alpha=0.05, beta=0.05), "categories"),
+    ],
+)
+def test_the_chi_square_helpers_refuse_bad_arguments_by_name(call, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        call()
+
+
+def test_a_winner_that_can_tie_is_untestable_not_biased():
+    # Rademacher scores tie with positive probability, and argmax gives a tie to key 0: the
+    # index is then not uniform whatever the text says, so the check must not run on it.
+    tied = CategoricalCheck("w", measure=Measure(SaturationSim(1, 8, "none", "rademacher", "direct"), "winner"),
+                            expected=lambda F: [1 / 8] * 8, categories=8, target=0.05)
+    assert "tie" in tied.untestable_reason()
+    rows = SaturationSim(1, 8, "none", "rademacher", "direct").run_block(np.random.SeedSequence(3), 0, 4000, None, 1 << 17)
+    shares = np.bincount(rows["winner"].astype(int), minlength=8) / 4000
+    assert shares[0] > 0.4  # the bias the reason names (1/2 at d_k = 1)
+    smooth = CategoricalCheck("w", measure=Measure(SaturationSim(4, 8, "none", "uniform", "direct"), "winner"),
+                              expected=lambda F: [1 / 8] * 8, categories=8, target=0.05)
+    assert smooth.untestable_reason() is None
+
+
 @pytest.mark.parametrize("delta, n", [(0.01, 6000), (0.005, 24000)])
 def test_the_power_formula_matches_a_simulated_chi_square_test(delta, n):
     """The non-central chi-square power against the rejection rate of scipy's test on 4000 seeded

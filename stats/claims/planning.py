@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from .._validation import MAX_ROWS
 from ..engine.executors import Job
 from ..formulas import FORMULAS
 from .checks import DesignContext
@@ -77,18 +78,36 @@ def select_claims(patterns=None, claims=None):
 
     if claims is None:
         from .registry import REGISTRY as claims
+    claims = _claim_tuple(claims, "claims")
     if patterns is None:
-        return tuple(claims)
+        return claims
     if not isinstance(patterns, str):
         raise TypeError(f"patterns must be a string of comma-separated claim ids or globs; got {patterns!r}")
     pats = [p.strip() for p in patterns.split(",") if p.strip()]
     if not pats:
-        raise ValueError(f"--only {patterns!r} names no claim; give claim ids or globs, e.g. 'exact-law,mup-*'")
+        raise ValueError(f"patterns {patterns!r} names no claim; give claim ids or globs, e.g. 'exact-law,mup-*'")
     unmatched = [p for p in pats if not any(fnmatchcase(c.id, p) for c in claims)]
     if unmatched:
-        raise ValueError(f"--only: {', '.join(repr(p) for p in unmatched)} matches no claim; `python -m stats list` "
-                         "shows the ids (a plain id matches that claim only; use a glob such as 'mup-*' for several)")
+        raise ValueError(f"patterns: {', '.join(repr(p) for p in unmatched)} matches no claim; "
+                         "`python -m stats list` shows the ids (a plain id matches that claim only; use a glob "
+                         "such as 'mup-*' for several)")
     return tuple(c for c in claims if any(fnmatchcase(c.id, p) for p in pats))
+
+
+def _claim_tuple(claims, name):
+    """``claims`` (any iterable of claims, read once) as a tuple; a TypeError naming ``name`` otherwise."""
+    from .schema import Claim
+
+    if isinstance(claims, (str, bytes)):
+        raise TypeError(f"{name} must be an iterable of Claim objects; got a string {claims!r}")
+    try:
+        out = tuple(claims)
+    except TypeError:
+        raise TypeError(f"{name} must be an iterable of Claim objects; got {type(claims).__name__}") from None
+    bad = next((c for c in out if not isinstance(c, Claim)), None)
+    if bad is not None:
+        raise TypeError(f"{name} must hold Claim objects (the registry's); got {bad!r}")
+    return out
 
 
 def all_checks(claims):
@@ -110,13 +129,15 @@ def plan(claims=None, *, select=None, seed=DEFAULT_SEED, n_factor=1.0, alpha=FAM
     """
     if claims is None:
         from .registry import REGISTRY as claims
-    claims = tuple(claims)
+    claims = _claim_tuple(claims, "claims")
     if isinstance(select, str):
         chosen = select_claims(select, claims)
     elif select is None:
         chosen = claims
     else:
-        chosen = tuple(select)
+        chosen = _claim_tuple(select, "select")
+        if not chosen:
+            raise ValueError("select must name at least one claim (None: all of them)")
     if not (isinstance(n_factor, (int, float)) and math.isfinite(n_factor) and n_factor > 0):
         raise ValueError(f"n_factor must be a positive finite number; got {n_factor!r}")
     everything = list(all_checks(claims))
@@ -153,7 +174,11 @@ def plan(claims=None, *, select=None, seed=DEFAULT_SEED, n_factor=1.0, alpha=FAM
         except (ValueError, TypeError, ArithmeticError) as exc:
             # A statement that cannot be designed is a mistake in the registry: stop, and say where.
             raise ValueError(f"claim {everything[i][0].id!r}, check {ch.label!r}: its design failed: {exc}") from exc
-        n = max(MIN_ROWS, math.ceil(d.n * n_factor), ch.least_rows(per_test)) if ch.draws else 0
+        scaled = d.n * n_factor
+        n = max(MIN_ROWS, math.ceil(scaled) if scaled <= MAX_ROWS else math.inf, ch.least_rows(per_test)) if ch.draws else 0
+        if n > MAX_ROWS:
+            raise ValueError(f"n_factor = {n_factor:g} asks {scaled if n == math.inf else n:.3g} rows of claim {everything[i][0].id!r}, check "
+                             f"{ch.label!r}: more than {MAX_ROWS} (no run could finish)")
         designs[i] = (n, d)
         for ms in ch.measures:
             sims[ms.sim.key] = ms.sim

@@ -69,6 +69,9 @@ def attention_memory(T_q, T_k, d_k, d_v, *, block_size=32, seed=0):
     compared with, ``A_bytes`` :math:`= 8T_qT_k`, ``dense_kept_formula``
     :math:`= 8T_q(T_k + d_v)` and ``tiled_kept_formula`` :math:`= 8T_q(d_v + 1)`.
     Sides up to :data:`MAX_SIDE`; ``block_size`` the tiles' key count; ``seed`` the inputs'.
+    It measures with :mod:`tracemalloc` (started and stopped here unless the caller traces
+    already, in which case the caller's recorded peak is reset: tracemalloc keeps one peak);
+    :func:`attention_memory_alone` measures in a process of its own.
     """
     T_q, T_k, d_k, d_v = (check_integer(v, name, maximum=MAX_SIDE)
                           for name, v in (("T_q", T_q), ("T_k", T_k), ("d_k", d_k), ("d_v", d_v)))
@@ -97,7 +100,7 @@ def attention_memory_alone(sides, d_k, d_v, *, block_size=32, seed=0):
     import subprocess
     import sys
 
-    if isinstance(sides, (str, bytes)) or not hasattr(sides, "__iter__"):
+    if isinstance(sides, (str, bytes)) or not hasattr(sides, "__iter__") or getattr(sides, "ndim", 1) == 0:
         raise TypeError(f"sides must be a sequence of lengths T (e.g. (256, 1024)); got {sides!r}")
     sides = [check_integer(T, "each of sides", maximum=MAX_SIDE) for T in sides]
     if not sides:

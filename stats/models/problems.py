@@ -375,8 +375,8 @@ class StableSoftmaxSim(Simulation):
 
     def __post_init__(self):
 
-        if self.dtype not in FORMATS:
-            raise ValueError(f"dtype must be one of {FORMATS}; got {self.dtype!r}")
+        if not isinstance(self.dtype, str) or self.dtype not in FORMATS:
+            raise ValueError(f"dtype must be one of {FORMATS} (a name); got {self.dtype!r}")
         check_integer(self.n_keys, "n_keys", minimum=2, what="an integer >= 2")
 
     @property

@@ -15,7 +15,9 @@ Per row the model records
 ``winner_bound``   identity: :math:`\max_j a_j \ge e^{g}/(e^{g} + T - 1)` with g the
                    gap between the two largest scores (normalised violation)
 ``trace_bound``    identity: :math:`1 - \lVert a\rVert^2 \le 1 - 1/T` (normalised violation)
-``winner``         the index of the largest weight, :math:`\arg\max_j s_j` (a category 0..T-1)
+``winner``         the index of the largest weight, :math:`\arg\max_j s_j` (a category 0..T-1;
+                   a tie goes to the lowest index, so with entries that tie with positive
+                   probability -- Rademacher -- it is biased towards 0: :attr:`SaturationSim.ties_possible`)
 =================  ============================================================
 
 Two methods, each exact for the laws it accepts:
@@ -113,7 +115,8 @@ def saturation_row_statistics(s, formulas=None):
     check_finite(s, "s")
     T = s.shape[1]
     win = s.argmax(axis=1)[:, None]
-    sm = s - np.take_along_axis(s, win, axis=1)
+    with np.errstate(over="ignore"):  # a gap past the largest double is -inf: its weight is 0 all the same
+        sm = s - np.take_along_axis(s, win, axis=1)
     e = np.exp(sm)
     Z = e.sum(axis=1)
     a = e * (1.0 / Z)[:, None]
@@ -121,7 +124,12 @@ def saturation_row_statistics(s, formulas=None):
     trace = trace_of(a)
     a2 = 1.0 - trace if trace_of is row_trace else np.vecdot(a, a)
     tr_j2 = a2 - 2.0 * np.vecdot(a * a, a) + a2 * a2
-    entropy = np.log(Z) - np.vecdot(a, sm)
+    with np.errstate(invalid="ignore"):
+        weighted_gap = np.vecdot(a, sm)
+    lost = np.isnan(weighted_gap)  # 0 * -inf: a gap of -inf has weight 0 and adds nothing (0 log 0 = 0)
+    if lost.any():
+        weighted_gap[lost] = np.vecdot(a[lost], np.where(a[lost] > 0, sm[lost], 0.0))
+    entropy = np.log(Z) - weighted_gap
     np.put_along_axis(sm, win, -np.inf, axis=1)
     runner_up = sm.max(axis=1)  # the winner's entry is 0; the runner-up's gap is -runner_up
     tol = 4 * (T + 4) * _U
@@ -175,12 +183,18 @@ class SaturationSim(Simulation):
 
     def __post_init__(self):
         check_d_k(self.d_k)
-        check_integer(self.n_keys, "n_keys", minimum=2, what="an integer >= 2")
+        check_integer(self.n_keys, "n_keys", minimum=2, maximum=1 << 24, what="an integer >= 2")
         check_scaling(self.scaling)
         object.__setattr__(self, "entries", entry_law(self.entries))
         if self.method == "auto":
             raise ValueError("a SaturationSim needs a concrete method: 'direct' or 'exact'")
         resolve_saturation_method(self.method, self.entries)
+
+    @property
+    def ties_possible(self):
+        """Whether two scores of a row tie with positive probability (entries with atoms, drawn
+        directly), which makes ``winner``'s lowest-index tie-break a bias."""
+        return self.method == "direct" and self.entries.name == "rademacher"
 
     @property
     def key(self):

@@ -309,6 +309,9 @@ class TorchSDPASim(Simulation):
         _check_choice(self.mask, "mask", SDPA_MASKS)
         for name in ("batch", "heads", "T_q", "T_k", "d_k", "d_v"):
             check_integer(getattr(self, name), name, maximum=4096)
+        if self.d_v != self.d_k:  # its fused_equals_math forces that kernel, which refuses such a call
+            raise ValueError(f"d_v must equal d_k (the fused CPU kernel this simulation forces takes only "
+                             f"d_v = d_k; SDPADispatchSim covers d_v != d_k); got d_v={self.d_v}, d_k={self.d_k}")
 
     @property
     def key(self):

@@ -29,38 +29,72 @@ from typing import Callable, ClassVar
 
 import numpy as np
 
+from ..._validation import check_alpha, check_integer, check_positive
 from ..measures import Measure
 from .base import Check, Outcome, finite
 
 __all__ = ["CategoricalCheck", "chi_square_power", "chi_square_sample_size", "detectable_effect_size"]
 
 
+#: The non-centrality brentq searches: a design needing more is beyond any run.
+_LAMBDA_RANGE = (1e-9, 1e6)
+
+
+def _check_design(categories, alpha, beta):
+    """The arguments every helper below shares, validated (ValueError/TypeError naming them)."""
+    k = check_integer(categories, "categories", minimum=2, maximum=1 << 20, what="an integer >= 2")
+    return k, check_alpha(alpha, "alpha"), None if beta is None else check_alpha(beta, "beta")
+
+
+def _check_effect(w, categories):
+    w = check_positive(w, "w")
+    if w > math.sqrt(categories - 1):
+        raise ValueError(f"w must be at most sqrt(categories - 1) = {math.sqrt(categories - 1):.4g}; got {w}")
+    return w
+
+
+def _noncentrality(categories, alpha, beta):
+    """The non-centrality at which Pearson's test at level alpha has power 1 - beta."""
+    from scipy import optimize, stats as sps
+
+    df = categories - 1
+    crit = sps.chi2.isf(alpha, df)
+    lo, hi = _LAMBDA_RANGE
+    gap = lambda lam: sps.ncx2.sf(crit, df, lam) - (1.0 - beta)  # noqa: E731
+    if gap(lo) >= 0:  # the test rejects that often under the null itself (beta >= 1 - alpha)
+        return lo
+    if gap(hi) <= 0:  # also beta below the float64 resolution of 1 - beta
+        raise ValueError(f"beta = {beta:g} needs a non-centrality beyond {hi:g} with {categories} categories at "
+                         f"alpha = {alpha:g}: no run could reach that power")
+    return optimize.brentq(gap, lo, hi, xtol=1e-10)
+
+
 def chi_square_power(n, w, categories, *, alpha):
     """P(Pearson's test rejects at level ``alpha``) at effect size ``w`` with ``n`` rows (non-central chi-square)."""
     from scipy import stats as sps
 
-    df = categories - 1
-    return float(sps.ncx2.sf(sps.chi2.isf(alpha, df), df, n * w * w))
+    k, alpha, _ = _check_design(categories, alpha, None)
+    n = check_integer(n, "n")
+    w = _check_effect(w, k)
+    return float(sps.ncx2.sf(sps.chi2.isf(alpha, k - 1), k - 1, n * w * w))
 
 
 def chi_square_sample_size(w, categories, *, alpha, beta):
     """Smallest n whose chi-square test detects effect size ``w`` among ``categories`` with power 1 - beta."""
-    from scipy import optimize, stats as sps
-
-    df = categories - 1
-    crit = sps.chi2.isf(alpha, df)
-    lam = optimize.brentq(lambda lam: sps.ncx2.sf(crit, df, lam) - (1.0 - beta), 1e-9, 1e6, xtol=1e-10)
-    return math.ceil(lam / (w * w))
+    k, alpha, beta = _check_design(categories, alpha, beta)
+    w = _check_effect(w, k)
+    lam = _noncentrality(k, alpha, beta)
+    n = lam / (w * w) if w * w > 0 else math.inf
+    if not math.isfinite(n) or n > (1 << 40):
+        raise ValueError(f"w = {w:g} is too small to detect: it needs {n:.3g} rows (no run could finish)")
+    return max(1, math.ceil(n))
 
 
 def detectable_effect_size(n, categories, *, alpha, beta):
     """The effect size w that ``n`` rows detect with power 1 - beta at level ``alpha``."""
-    from scipy import optimize, stats as sps
-
-    df = categories - 1
-    crit = sps.chi2.isf(alpha, df)
-    lam = optimize.brentq(lambda lam: sps.ncx2.sf(crit, df, lam) - (1.0 - beta), 1e-9, 1e6, xtol=1e-10)
-    return math.sqrt(lam / n)
+    k, alpha, beta = _check_design(categories, alpha, beta)
+    n = check_integer(n, "n")
+    return math.sqrt(_noncentrality(k, alpha, beta) / n)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -91,8 +125,14 @@ class CategoricalCheck(Check):
         if isinstance(k, bool) or not isinstance(k, int) or k < 2:
             raise ValueError(f"check {self.label!r}: categories must be an integer >= 2; got {k!r}")
         t = self.target
-        if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 < t <= math.sqrt(k - 1):
-            raise ValueError(f"check {self.label!r}: target must be an effect size w in (0, sqrt(K - 1)]; got {t!r}")
+        if isinstance(t, bool) or not isinstance(t, (int, float)) or not 1e-6 <= t <= math.sqrt(k - 1):
+            raise ValueError(f"check {self.label!r}: target must be an effect size w in [1e-6, sqrt(K - 1)]; got {t!r}")
+
+    def untestable_reason(self):
+        if getattr(self.measure.sim, "ties_possible", False):
+            return (f"{self.measure.statistic} breaks ties to the lowest category, and {self.measure.sim.key}'s rows tie "
+                    "with positive probability: its law is not the stated one whatever the text says")
+        return None
 
     def power_design(self, ctx, alpha):
         n = chi_square_sample_size(self.target, self.categories, alpha=alpha, beta=ctx.beta)
