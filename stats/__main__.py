@@ -34,7 +34,9 @@ def _cmd_verify(args, parser):
         try:
             the_plan = plan(REGISTRY, select=chosen, seed=args.seed, n_factor=args.n_factor, workers=args.workers)
         except ValueError as exc:
-            parser.error(str(exc).replace("n_factor", "--n-factor", 1))
+            if not str(exc).startswith("n_factor"):
+                raise  # a claim whose design fails is a mistake in the registry, not a usage error
+            parser.error("--n-factor" + str(exc)[len("n_factor"):])
         return _verify(args, chosen, the_plan, out, name, mname, scheduler, start)
     finally:
         if scheduler is not None:

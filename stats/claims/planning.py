@@ -177,8 +177,9 @@ def plan(claims=None, *, select=None, seed=DEFAULT_SEED, n_factor=1.0, alpha=FAM
         scaled = d.n * n_factor
         n = max(MIN_ROWS, math.ceil(scaled) if scaled <= MAX_ROWS else math.inf, ch.least_rows(per_test)) if ch.draws else 0
         if n > MAX_ROWS:
-            raise ValueError(f"n_factor = {n_factor:g} asks {scaled if n == math.inf else n:.3g} rows of claim {everything[i][0].id!r}, check "
-                             f"{ch.label!r}: more than {MAX_ROWS} (no run could finish)")
+            rows = scaled if n == math.inf else n
+            raise ValueError(f"n_factor = {n_factor:g} asks {rows:.3g} rows of claim {everything[i][0].id!r}, "
+                             f"check {ch.label!r}: more than {MAX_ROWS} (no run could finish)")
         designs[i] = (n, d)
         for ms in ch.measures:
             sims[ms.sim.key] = ms.sim
