@@ -174,12 +174,10 @@ def plan(claims=None, *, select=None, seed=DEFAULT_SEED, n_factor=1.0, alpha=FAM
         except (ValueError, TypeError, ArithmeticError) as exc:
             # A statement that cannot be designed is a mistake in the registry: stop, and say where.
             raise ValueError(f"claim {everything[i][0].id!r}, check {ch.label!r}: its design failed: {exc}") from exc
-        scaled = d.n * n_factor
-        n = max(MIN_ROWS, math.ceil(scaled) if scaled <= MAX_ROWS else math.inf, ch.least_rows(per_test)) if ch.draws else 0
-        if n > MAX_ROWS:
-            rows = scaled if n == math.inf else n
-            raise ValueError(f"n_factor = {n_factor:g} asks {rows:.3g} rows of claim {everything[i][0].id!r}, "
+        if ch.draws and d.n * n_factor > MAX_ROWS:
+            raise ValueError(f"n_factor = {n_factor:g} asks {d.n * n_factor:.3g} rows of claim {everything[i][0].id!r}, "
                              f"check {ch.label!r}: more than {MAX_ROWS} (no run could finish)")
+        n = max(MIN_ROWS, math.ceil(d.n * n_factor), ch.least_rows(per_test)) if ch.draws else 0
         designs[i] = (n, d)
         for ms in ch.measures:
             sims[ms.sim.key] = ms.sim

@@ -29,7 +29,7 @@ from typing import Callable, ClassVar
 
 import numpy as np
 
-from ..._validation import check_alpha, check_integer, check_positive
+from ..._validation import MAX_ROWS, check_alpha, check_integer, check_positive
 from ..measures import Measure
 from .base import Check, Outcome, finite
 
@@ -85,7 +85,7 @@ def chi_square_sample_size(w, categories, *, alpha, beta):
     w = _check_effect(w, k)
     lam = _noncentrality(k, alpha, beta)
     n = lam / (w * w) if w * w > 0 else math.inf
-    if not math.isfinite(n) or n > (1 << 40):
+    if not math.isfinite(n) or n > MAX_ROWS:
         raise ValueError(f"w = {w:g} is too small to detect: it needs {n:.3g} rows (no run could finish)")
     return max(1, math.ceil(n))
 
