@@ -34,3 +34,21 @@ def test_render_needs_only_the_data(tmp_path):
 def test_cli_rejects_unknown_analysis():
     r = subprocess.run([sys.executable, "-m", "analyses", "nope"], capture_output=True, text=True)
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_the_training_study_spends_its_runs_where_its_figures_read():
+    """Where d_model = 256: 8 runs at the registry's best rates and at Adam's 0.01 (the curves and
+    alignment figures), 4 elsewhere; 16 at narrower shapes; 1/d_k only at 0.01 (its rate curves
+    are the muP study's); a draft's cells train 2."""
+    from analyses import training
+    from stats.claims.statements.training import BEST_LR
+
+    cells = training.cells(quick=False)
+    runs = {(s.d_k, s.d_model, s.scaling, s.optimizer, s.lr): training.runs(s, quick=False) for s in cells}
+    assert {lr for (_, _, sc, _, lr) in runs if sc == "mup"} == {training.ALIGNMENT_LR}
+    for (d_k, d_model, sc, opt, lr), n in runs.items():
+        read = BEST_LR.get(((d_k, d_model), sc, opt)) == lr or (opt == "adam" and lr == training.ALIGNMENT_LR)
+        assert n == (16 if d_model < 256 else 8 if read else 4), (d_k, d_model, sc, opt, lr, n)
+    for ((d_k, d_model), sc, opt), lr in BEST_LR.items():  # every cell the curves figure reads is trained, with 8
+        assert runs[d_k, d_model, sc, opt, lr] == (8 if d_model == 256 else 16)
+    assert {training.runs(s, quick=True) for s in training.cells(quick=True)} == {2}

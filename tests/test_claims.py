@@ -97,7 +97,7 @@ def test_mutant_tiers_start_with_the_cheapest_check_and_double_in_cost():
 
     costs = dict(a=1.0, b=2.0, c=4.0, d=8.0, e=16.0, f=1.0)
     reads = dict(X="c", Y="ab", Z="de", W="ae")  # f is touched but read by no check
-    the_plan = NS(jobs={k: NS(n=1, sim=NS(cost=c)) for k, c in costs.items()},
+    the_plan = NS(jobs={k: NS(n=1, sim=NS(effort=c)) for k, c in costs.items()},
                   checks=[NS(claim=NS(id="claim"), check=NS(label=lab, measures=[NS(sim=NS(key=k)) for k in ks]))
                           for lab, ks in reads.items()])
     # Checks by cost: Y (3), X (4), W (17, of which a is drawn already), Z (24).  Budgets 3, 6, 12.
@@ -105,6 +105,20 @@ def test_mutant_tiers_start_with_the_cheapest_check_and_double_in_cost():
     assert mutant_tiers(the_plan, {"c", "d"}) == [["c"], ["d"]]  # of Z, d alone is touched
     assert mutant_tiers(the_plan, {"f"}) == [[]]
     assert mutant_tiers(the_plan, set()) == [[]]
+
+
+def test_a_training_run_s_effort_counts_its_fixed_work():
+    """Measured (stats/models/training.py, STEP_OVERHEAD): 6905 one-step runs of a 16-wide head
+    cost 3-8 s, 48 runs of 150 steps 1.4 s; by ``cost`` alone the one-step runs read cheaper, so
+    a mutant of the training path re-drew them first (and 10 simulations, 22 s, to be caught)."""
+    from stats.models.training import LRSweepSim, TrainingSim
+
+    one_step, long = TrainingSim(16, "sqrt", "adam", 1e-2, 1, 16, 8), TrainingSim(16, "sqrt", "adam", 1e-2, 150, 16, 32)
+    assert 6905 * one_step.cost < 48 * long.cost
+    assert 6905 * one_step.effort > 48 * long.effort
+    assert long.effort > long.cost
+    sweep = LRSweepSim(16, (1e-2, 1e-1), "sqrt", "adam", 40)
+    assert sweep.effort == 2 * sweep.point(0).effort
 
 
 @pytest.mark.slow

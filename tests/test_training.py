@@ -268,6 +268,23 @@ def test_an_erratum_share_check_gets_the_rows_that_can_refute_it():
     assert all(p.n == 16 for p in the_plan.checks if p.check.erratum is None)
 
 
+def test_a_draft_draws_one_block_of_the_widest_runs_and_a_full_run_its_design():
+    """``MIN_ROWS`` (16) bounds a drawn check's rows from below; in a draft, where a block of the
+    simulation holds fewer rows (8 runs of d_k = d_model = 256), one block: those runs were 64%
+    of a draft's simulation cost.  A full run is never below the floor or its design."""
+    from stats import Claim
+
+    wide, narrow = TrainingSim(256, steps=1, d_model=256), TrainingSim(64, steps=1, d_model=64)
+    assert (wide.block_rows, narrow.block_rows) == (8, 16)
+    checks = tuple(ShareCheck(f"{s.d_k}", stated=Stated.at_least("s", 0.5), measure=Measure(s, "learned"))
+                   for s in (wide, narrow))
+    claim = Claim("draft-floor", "The section's opening (before \"The formula, piece by piece\")", "s", "s", checks)
+    draft = {p.check.label: p.n for p in plan((claim,), seed=2, n_factor=0.02).checks}
+    full = {p.check.label: p.n for p in plan((claim,), seed=2).checks}
+    assert draft == {"256": 8, "64": 16}
+    assert full["256"] == full["64"] == share_sample_size(0.5, 1.0, 0.45, alpha=1e-3 / 2, beta=1e-3) > 16
+
+
 def test_share_check_refuses_a_bad_definition():
     sim = TrainingSim(8, steps=2)
     with pytest.raises(ValueError, match="stated"):

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import math
 
+from ..engine.executors import pool_context
+from ..engine.malloc import tune_malloc
 from ..formulas import FORMULAS, changed_fields
 from .defaults import DEFAULT_SEED
 from .drawing import simulate
@@ -35,7 +37,7 @@ def mutant_tiers(the_plan, touched):
     cheapest to decide first.
 
     A check needs the touched simulations it reads; checks are taken in order of what those
-    cost (the plan's rows times each simulation's cost model, ties by claim and label: never
+    cost (the plan's rows times each simulation's ``effort`` model, ties by claim and label: never
     a measured time, so that a mutant's row is the same on every run and any number of
     workers), and their simulations in that order.
     The first tier holds the cheapest check's simulations, and each later tier about twice
@@ -45,7 +47,7 @@ def mutant_tiers(the_plan, touched):
     No simulation: one empty tier (the mutant can still fail a check that calls the field).
     """
     def cost(key):
-        return float(the_plan.jobs[key].n * float(the_plan.jobs[key].sim.cost))
+        return float(the_plan.jobs[key].n * float(the_plan.jobs[key].sim.effort))
 
     needs = []
     for p in the_plan.checks:
@@ -74,38 +76,83 @@ def evaluate_mutants(the_plan, results, mutants, *, seed=DEFAULT_SEED, workers=1
     with the cheapest check's and double in cost (:func:`mutant_tiers`), and stops after the
     first tier that makes some check fail: ``checks_failing`` counts the failures seen by then.  Checks it
     cannot affect keep their cached numbers.  The result does not depend on the order of
-    ``mutants``.
+    ``mutants``, nor on ``workers``: with several local workers the mutants themselves run
+    side by side, each in one worker process (a tier is often one small simulation, which a
+    pool of its own would run on one core, after starting the pool).
     """
     import pandas as pd
 
+    mutants = list(mutants)
     cache = {}
     evaluate(the_plan, results, cache=cache)  # the true formulas' numbers, shared by every mutant
-    rows = []
-    for m in mutants:
-        touched = touched_simulations(the_plan, m.formulas)
-        tiers = mutant_tiers(the_plan, touched)
-        mutated, done, bad, table = dict(results), set(), None, None
-        for tier in tiers:
-            if tier:
-                mutated.update(simulate(the_plan, seed=seed, formulas=m.formulas, workers=workers, scheduler=scheduler,
-                                        progress=progress, only=set(tier)))
-                done |= set(tier)
-            ready = [p for p in the_plan.checks if all(ms.sim.key not in touched or ms.sim.key in done for ms in p.check.measures)]
-            part = the_plan.part(ready)
-            table = evaluate(part, mutated, formulas=m.formulas, cache=cache)
-            bad = failing(table, part)
-            if len(bad):
-                break
-        rows.append(
-            dict(
-                mutant=m.name,
-                description=m.description,
-                claim=";".join(sorted(set(bad["claim"]))),
-                checks_failing=int(len(bad)),
-                verdicts=";".join(sorted(set(bad["verdict"]))),
-                min_p_value=float(table["p_value"].min()) if table["p_value"].notna().any() else math.nan,
-                simulations_rerun=len(done),
-                caught=bool(len(bad)),
-            )
-        )
+    if scheduler is None and workers > 1 and len(mutants) > 1 and pool_context().get_start_method() == "fork":
+        rows = _rows_side_by_side(the_plan, results, mutants, seed, workers, cache)
+    else:
+        rows = [_mutant_row(the_plan, results, m, seed=seed, workers=workers, scheduler=scheduler, progress=progress,
+                            cache=cache) for m in mutants]
     return pd.DataFrame(rows)
+
+
+def _mutant_row(the_plan, results, m, *, seed, workers, scheduler, progress, cache):
+    """The row of mutant ``m`` (:func:`evaluate_mutants`)."""
+    touched = touched_simulations(the_plan, m.formulas)
+    tiers = mutant_tiers(the_plan, touched)
+    mutated, done, bad, table = dict(results), set(), None, None
+    for tier in tiers:
+        if tier:
+            mutated.update(simulate(the_plan, seed=seed, formulas=m.formulas, workers=workers, scheduler=scheduler,
+                                    progress=progress, only=set(tier)))
+            done |= set(tier)
+        ready = [p for p in the_plan.checks if all(ms.sim.key not in touched or ms.sim.key in done for ms in p.check.measures)]
+        part = the_plan.part(ready)
+        table = evaluate(part, mutated, formulas=m.formulas, cache=cache)
+        bad = failing(table, part)
+        if len(bad):
+            break
+    return dict(
+        mutant=m.name,
+        description=m.description,
+        claim=";".join(sorted(set(bad["claim"]))),
+        checks_failing=int(len(bad)),
+        verdicts=";".join(sorted(set(bad["verdict"]))),
+        min_p_value=float(table["p_value"].min()) if table["p_value"].notna().any() else math.nan,
+        simulations_rerun=len(done),
+        caught=bool(len(bad)),
+    )
+
+
+#: What the forked workers of :func:`_rows_side_by_side` read (inherited, never pickled: the
+#: plan and the results are large).  Set only while its pool runs.
+_SHARED = {}
+
+
+def _shared_row(i):
+    the_plan, results, mutants, seed, cache = _SHARED["args"]
+    return i, _mutant_row(the_plan, results, mutants[i], seed=seed, workers=1, scheduler=None, progress=False, cache=cache)
+
+
+def _rows_side_by_side(the_plan, results, mutants, seed, workers, cache):
+    """Every mutant's row, ``workers`` mutants at a time, the costliest first tier first."""
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    def first_tier(m):
+        tier = mutant_tiers(the_plan, touched_simulations(the_plan, m.formulas))[0]
+        return sum(the_plan.jobs[k].n * float(the_plan.jobs[k].sim.effort) for k in tier)
+
+    order = sorted(range(len(mutants)), key=lambda i: (-first_tier(mutants[i]), i))
+    rows = {}
+    _SHARED["args"] = (the_plan, results, mutants, seed, cache)
+    try:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=pool_context(), initializer=tune_malloc) as pool:
+            futures = [pool.submit(_shared_row, i) for i in order]
+            try:
+                for f in as_completed(futures):
+                    i, row = f.result()
+                    rows[i] = row
+            except BaseException:
+                for f in futures:
+                    f.cancel()
+                raise
+    finally:
+        _SHARED.clear()
+    return [rows[i] for i in range(len(mutants))]

@@ -70,6 +70,13 @@ class Plan:
         return Plan(list(checks), self.jobs, self.per_test, self.family_size, self.n_factor, self.selection, self.pilots)
 
 
+def _floor(check, n_factor):
+    """The fewest rows of a drawn check (:data:`~stats.claims.defaults.MIN_ROWS`)."""
+    if n_factor >= 1:
+        return MIN_ROWS
+    return min(MIN_ROWS, max(int(ms.sim.block_rows) for ms in check.measures))
+
+
 def select_claims(patterns=None, claims=None):
     """Claims whose id matches any of the comma-separated ``patterns``: a plain id matches that claim
     only, a glob (``*``, ``?``, ``[``) every id it matches.  A pattern that matches no claim is a
@@ -177,7 +184,7 @@ def plan(claims=None, *, select=None, seed=DEFAULT_SEED, n_factor=1.0, alpha=FAM
         if ch.draws and d.n * n_factor > MAX_ROWS:
             raise ValueError(f"n_factor = {n_factor:g} asks {d.n * n_factor:.3g} rows of claim {everything[i][0].id!r}, "
                              f"check {ch.label!r}: more than {MAX_ROWS} (no run could finish)")
-        n = max(MIN_ROWS, math.ceil(d.n * n_factor), ch.least_rows(per_test)) if ch.draws else 0
+        n = max(_floor(ch, n_factor), math.ceil(d.n * n_factor), ch.least_rows(per_test)) if ch.draws else 0
         designs[i] = (n, d)
         for ms in ch.measures:
             sims[ms.sim.key] = ms.sim

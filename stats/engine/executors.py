@@ -102,7 +102,7 @@ class _Work:
 @dataclass(frozen=True)
 class _Task:
     """One scheduled task: ``work`` for job number ``job`` from block ``b0`` on.  ``cost``
-    (rows times the simulation's cost per row) orders the queue, largest first, and
+    (rows times the simulation's ``effort`` per row) orders the queue, largest first, and
     advances the progress bar; results are keyed by ``(job, b0)`` and merged in that order."""
 
     job: int
@@ -114,11 +114,13 @@ class _Task:
 def _run_task(work):
     """Summaries (and kept rows) of the blocks of one :class:`_Work`, or the text of the
     exception it raised (which the caller re-raises or records)."""
-    t0 = time.perf_counter()
+    # The thread's CPU time, not the wall clock: a worker sharing its core with another
+    # process (a build runs verify beside the studies) would otherwise report its waits as cost.
+    t0 = time.thread_time()
     try:
-        return _blocks(work), time.perf_counter() - t0
+        return _blocks(work), time.thread_time() - t0
     except Exception as exc:  # noqa: BLE001 - reported to the caller, never swallowed
-        return _Failed(f"{type(exc).__name__}: {exc}"), time.perf_counter() - t0
+        return _Failed(f"{type(exc).__name__}: {exc}"), time.thread_time() - t0
 
 
 @dataclass(frozen=True)
@@ -152,7 +154,7 @@ def _tasks(jobs, seed, formulas, chunk_size, task_numbers):
         step = max(1, int(task_numbers // per_block))
         for b0 in range(0, nb, step):
             b1 = min(nb, b0 + step)
-            cost = sum(block_rows_of(sim, job.n, b) for b in range(b0, b1)) * float(sim.cost)
+            cost = sum(block_rows_of(sim, job.n, b) for b in range(b0, b1)) * float(sim.effort)
             work = _Work(sim, sim_seed, b0, b1, job.n, frozenset(job.keep), formulas, chunk_size)
             tasks.append(_Task(j, b0, cost, work))
     return tasks

@@ -5,7 +5,10 @@ and says
 
 * ``key`` -- its stream key, spelled out field by field (:func:`~stats.engine.streams.stream_key`);
 * ``statistics`` -- the names of the per-row statistics it yields;
-* ``cost`` -- random numbers drawn per row (sizes tasks and drives progress bars);
+* ``cost`` -- random numbers drawn per row (sizes tasks and pilots, drives progress bars);
+* ``effort`` -- the work of a row in the same units, where it is not proportional to
+  ``cost`` (default: ``cost``); it orders the tasks (largest first) and what a mutant
+  re-draws (cheapest first), and changes no number;
 * ``run_block(sim_seed, block, rows, formulas, chunk_size)`` -- the statistics of the
   ``rows`` rows of block ``block``, drawn from that block's streams, as a dict of 1-D
   float arrays of length ``rows``;
@@ -47,6 +50,13 @@ class Simulation:
     def cost(self) -> float:  # pragma: no cover
         raise NotImplementedError
 
+    @property
+    def effort(self) -> float:
+        """A row's work in units of ``cost`` (the default: ``cost``).  A model whose rows carry
+        fixed work that ``cost`` leaves out says so here; ``cost`` itself also sizes pilots, so
+        it cannot change without changing the numbers."""
+        return float(self.cost)
+
     def run_block(self, sim_seed, block, rows, formulas, chunk_size):  # pragma: no cover
         raise NotImplementedError
 
@@ -78,7 +88,7 @@ class SimResult:
     n: int
     summaries: dict[str, RowSummary]
     samples: dict[str, np.ndarray] = field(default_factory=dict)
-    seconds: float = 0.0  # compute time summed over its tasks (not wall time)
+    seconds: float = 0.0  # CPU time of the threads that ran its tasks, summed (not wall time; a child process is not counted)
 
     def summary(self, statistic) -> RowSummary:
         try:

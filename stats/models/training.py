@@ -835,6 +835,19 @@ def fold_gaps(rngs_folded, rngs_divided, *, d_k, d_model, optimizer, lr, steps, 
                 loss_divided=b[f"loss_{last}"])
 
 
+#: A training step's fixed work (Python calls, small arrays), in units of ``cost``, and a
+#: run's fixed work (the probes, the step-0 gradient check) in steps: measured on one
+#: thread at T = 8 and 32, d_k = d_model = 8 to 256 (0.1-4 ms a step; fixed work 2.6-6.2
+#: steps).  Without them a one-step run of 16-wide heads reads 50-100 times cheaper than a
+#: 150-step one, where it costs a fifth as much.
+STEP_OVERHEAD, RUN_OVERHEAD_STEPS = 60_000.0, 4
+
+
+def _run_effort(cost_per_step, steps):
+    """A training run's work in units of ``cost``: (steps + fixed steps) x (a step's cost + its overhead)."""
+    return (steps + RUN_OVERHEAD_STEPS) * (cost_per_step + STEP_OVERHEAD)
+
+
 def _check_run_fields(sim, optimizers):
     """The fields every training simulation has: d_k, d_model (default d_k), the optimiser, lr, steps, n_keys."""
     check_d_k(sim.d_k)
@@ -914,6 +927,11 @@ class TrainingSim(Simulation):
         T, m, d = self.n_keys, self.d_model, self.d_k
         return self.steps * (2 * T * m + 6 * T * m * d + 4 * T * T * d) / 8
 
+    @property
+    def effort(self):
+        """:func:`_run_effort`: ``cost`` plus each step's fixed overhead and a run's fixed work."""
+        return _run_effort(self.cost / self.steps, self.steps)
+
     def lr_factors(self, formulas):
         """The per-parameter factors on ``lr`` this run trains with (None: all 1)."""
         formulas = _OWN_FORMULAS if formulas is None else formulas
@@ -971,6 +989,11 @@ class FoldingSim(Simulation):
     def cost(self):
         T, m, d = self.n_keys, self.d_model, self.d_k
         return self.steps * (2 * T * m + 6 * T * m * d + 4 * T * T * d) / 4
+
+    @property
+    def effort(self):
+        """Two runs' :func:`_run_effort`."""
+        return 2 * _run_effort(self.cost / (2 * self.steps), self.steps)
 
     def run_block(self, sim_seed, block, rows, formulas, chunk_size):
         copies = [[block_generator(sim_seed, block, i) for i in range(rows)] for _ in range(2)]
@@ -1053,6 +1076,10 @@ class LRSweepSim(Simulation):
     @property
     def cost(self):
         return len(self.lrs) * self.point(0).cost
+
+    @property
+    def effort(self):
+        return len(self.lrs) * self.point(0).effort
 
     def run_block(self, sim_seed, block, rows, formulas, chunk_size):
         last = CHECKPOINTS - 1
