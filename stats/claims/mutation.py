@@ -47,7 +47,7 @@ def mutant_tiers(the_plan, touched):
     No simulation: one empty tier (the mutant can still fail a check that calls the field).
     """
     def cost(key):
-        return float(the_plan.jobs[key].n * float(the_plan.jobs[key].sim.effort))
+        return _redraw_effort(the_plan, [key])
 
     needs = []
     for p in the_plan.checks:
@@ -67,6 +67,11 @@ def mutant_tiers(the_plan, touched):
             tiers.append(current)
             current, spent, budget = [], 0.0, 2 * budget
     return tiers + ([current] if current else [])
+
+
+def _redraw_effort(the_plan, keys):
+    """What re-drawing the plan's simulations ``keys`` costs: rows times each one's ``effort``."""
+    return sum(float(the_plan.jobs[k].n * float(the_plan.jobs[k].sim.effort)) for k in keys)
 
 
 def evaluate_mutants(the_plan, results, mutants, *, seed=DEFAULT_SEED, workers=1, scheduler=None, progress=False):
@@ -136,8 +141,7 @@ def _rows_side_by_side(the_plan, results, mutants, seed, workers, cache):
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
     def first_tier(m):
-        tier = mutant_tiers(the_plan, touched_simulations(the_plan, m.formulas))[0]
-        return sum(the_plan.jobs[k].n * float(the_plan.jobs[k].sim.effort) for k in tier)
+        return _redraw_effort(the_plan, mutant_tiers(the_plan, touched_simulations(the_plan, m.formulas))[0])
 
     order = sorted(range(len(mutants)), key=lambda i: (-first_tier(mutants[i]), i))
     rows = {}
