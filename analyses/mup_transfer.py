@@ -27,9 +27,19 @@ from ._common import mean_row, run
 from ._data import StudyWriter, read_table
 
 STUDY = "mup_transfer"
-GRID = (1e-3, 3e-3, 1e-2, 3e-2, 1e-1, 3e-1, 1.0)
+#: Five rates a parameterisation, half a decade apart, around its best at every width (muP's at
+#: 512 sits at the top, 1, as it did on the wider grid).  On a common 7-rate grid, 1e-3 to 1,
+#: the two rates each one leaves out were flat or diverged at every width: the standard head's
+#: 0.3 and 1 ended at probe loss 0.58-1.03, 1/d_k's 1e-3 and 1 at 0.47-0.52 and 0.85-0.99, muP's
+#: 1e-3 and 3e-3 at 0.46-0.49 (where the loss starts), against minima of 0.00-0.08 (README,
+#: Performance).  A seed trains every rate of its grid, so each rate left out saves a seventh.
+GRIDS = {
+    "sqrt/None": (1e-3, 3e-3, 1e-2, 3e-2, 1e-1),
+    "mup/None": (3e-3, 1e-2, 3e-2, 1e-1, 3e-1),
+    f"mup/{MUP_BASE}": (1e-2, 3e-2, 1e-1, 3e-1, 1.0),
+}
 WIDTHS, QUICK_WIDTHS = (16, 32, 64, 128, 256, 512), (16, 32, 64)
-#: Seeds a cell: 8, 3 from d_k = 256 (each seed trains the 7 grid rates: at 512 a seed costs
+#: Seeds a cell: 8, 3 from d_k = 256 (each seed trains its 5 grid rates: at 512 a seed costs
 #: as much as 64 seeds at 64), 2 in a draft.
 RUNS, WIDE_RUNS, QUICK_RUNS = 8, 3, 2
 NAMES = {"sqrt/None": "standard", "mup/None": "1/d_k, one rate", f"mup/{MUP_BASE}": "muP (rate d_0/d_model)"}
@@ -38,18 +48,20 @@ FIGURES = {
         width="full",
         caption=f"Probe loss after {MUP_STEPS} Adam steps against the learning rate, at widths d_k = d_model from 16 to 512 "
         "(colour), for the standard parameterisation (left), muP's 1/d_k with one learning rate (middle) and muP as Yang "
-        "et al. prescribe it for Adam, with the rate of W_Q and W_K times 16/d_model (right). Means over 8 seeds (3 from "
-        "d_k = 256), bands 2 MCSE. The standard head's minimum moves to smaller rates as the width grows; with 1/d_k and "
-        "one rate it stays put; muP's width-scaled rate moves it up.",
+        "et al. prescribe it for Adam, with the rate of W_Q and W_K times 16/d_model (right), each at five rates around "
+        "its best. Means over 8 seeds (3 from d_k = 256), bands 2 MCSE. The standard head's minimum moves to smaller rates "
+        "as the width grows; with 1/d_k and one rate it moves little, and not at all from d_k = 128 up; muP's "
+        "width-scaled rate moves it up.",
         claims=("training-mup-transfer",),
     ),
     "mup_best_rate": dict(
         width="full",
         caption="Left: each seed's best grid learning rate (log10; mean over seeds, bars 2 MCSE) against the width, with "
-        "its least-squares drift in decades per doubling of d_k (legend). At d_k = 512 muP's best rate is the grid's "
-        "largest (1), so its minimum may lie beyond the grid and the drift there is a lower bound. Right: the mean target "
-        "logit after training at each parameterisation's best grid rate for that width (bars 2 MCSE): it moves with which "
-        "grid rate is best and shows no trend with the width for any of the three.",
+        "its least-squares drift in decades per doubling of d_k (legend). At d_k = 512 muP's best rate is its grid's "
+        "largest (1) in most seeds, so its minimum may lie beyond the grid and its drift is a lower bound. Right: the "
+        "mean target logit after training at each parameterisation's best grid rate for that width (bars 2 MCSE): it "
+        "moves with which grid rate is best, with no clean trend for the standard head and full muP; under 1/d_k with "
+        "one rate, whose best rate stays put from d_k = 128 up, it rises slowly with the width there.",
         claims=("training-mup-transfer",),
     ),
 }
@@ -57,7 +69,7 @@ FIGURES = {
 
 def cells(*, quick):
     """Every (parameterisation, width) sweep of the study."""
-    return [LRSweepSim(d, GRID, scaling, "adam", MUP_STEPS, mup_base=base)
+    return [LRSweepSim(d, GRIDS[f"{scaling}/{base}"], scaling, "adam", MUP_STEPS, mup_base=base)
             for _, scaling, base in PARAMETERISATIONS for d in (QUICK_WIDTHS if quick else WIDTHS)]
 
 
@@ -88,7 +100,8 @@ def simulate(out, *, seed, quick=False, workers=1):
             for s in sims for st in s.statistics]
     cells_table = pd.DataFrame(rows)
     w.table("cells", cells_table)
-    w.table("grid", pd.DataFrame(dict(point=range(len(GRID)), lr=GRID)))
+    w.table("grid", pd.DataFrame([dict(parameterisation=NAMES[key], point=i, lr=lr)
+                                  for key, grid in GRIDS.items() for i, lr in enumerate(grid)]))
     drifts = []
     for name, g in cells_table[cells_table["statistic"] == "best_log_lr"].groupby("parameterisation", sort=False):
         slope, se = drift(g.sort_values("d_k"))
@@ -104,7 +117,8 @@ def figures(out):
 
     setup()
     data = read_table(out, STUDY, "cells")
-    grid = read_table(out, STUDY, "grid")["lr"].to_numpy()
+    grid_table = read_table(out, STUDY, "grid")
+    grids = {name: g.sort_values("point")["lr"].to_numpy() for name, g in grid_table.groupby("parameterisation")}
     drifts = read_table(out, STUDY, "drift").set_index("parameterisation")
     names = list(dict.fromkeys(data["parameterisation"]))
     widths = sorted(set(data["d_k"]))
@@ -112,6 +126,7 @@ def figures(out):
     figs = {}
     fig, axes = figure("full", height=2.5, ncols=len(names), sharey=True)
     for ax, name in zip(np.atleast_1d(axes), names):
+        grid = grids[name]
         for d in widths:
             g = data[(data["parameterisation"] == name) & (data["d_k"] == d)]
             loss = [g[g["statistic"] == f"loss_at_{i}"].iloc[0] for i in range(len(grid))]
@@ -119,6 +134,7 @@ def figures(out):
             ax.plot(grid, m, "-o", ms=2.2, lw=1.0, color=colours[d], label=f"$d_k$={d}")
             ax.fill_between(grid, np.clip(m - 2 * s, 0, None), m + 2 * s, color=colours[d], alpha=0.15, lw=0)
         ax.set_xscale("log")
+        ax.set_xlim(0.7 * grid_table["lr"].min(), 1.4 * grid_table["lr"].max())  # one rate axis for the three panels
         ax.set_title(name, fontsize=7)
         ax.set_xlabel("Adam learning rate")
     np.atleast_1d(axes)[0].set_ylabel(f"probe loss after {MUP_STEPS} steps")
@@ -135,7 +151,7 @@ def figures(out):
         logits = []
         for d in b["d_k"]:
             g = data[(data["parameterisation"] == name) & (data["d_k"] == d)]
-            best = int(np.argmin([g[g["statistic"] == f"loss_at_{i}"]["mean"].iloc[0] for i in range(len(grid))]))
+            best = int(np.argmin([g[g["statistic"] == f"loss_at_{i}"]["mean"].iloc[0] for i in range(len(grids[name]))]))
             logits.append(g[g["statistic"] == f"logit_at_{best}"].iloc[0])
         axes[1].errorbar(b["d_k"], [r["mean"] for r in logits], yerr=[2 * r["mcse"] for r in logits], marker="o", ms=2.6,
                          lw=1.0, capsize=1.5, color=palette.get(name), label=name)

@@ -38,7 +38,7 @@ def test_cli_rejects_unknown_analysis():
 
 def test_the_training_study_spends_its_runs_where_its_figures_read():
     """Where d_model = 256: 8 runs at the registry's best rates and at Adam's 0.01 (the curves and
-    alignment figures), 4 elsewhere; 16 at narrower shapes; 1/d_k only at 0.01 (its rate curves
+    alignment figures), 4 elsewhere; 8 at d_model = 64 and 16 at 16; 1/d_k only at 0.01 (its rate curves
     are the muP study's); a draft's cells train 2."""
     from analyses import training
     from stats.claims.statements.training import BEST_LR
@@ -48,7 +48,24 @@ def test_the_training_study_spends_its_runs_where_its_figures_read():
     assert {lr for (_, _, sc, _, lr) in runs if sc == "mup"} == {training.ALIGNMENT_LR}
     for (d_k, d_model, sc, opt, lr), n in runs.items():
         read = BEST_LR.get(((d_k, d_model), sc, opt)) == lr or (opt == "adam" and lr == training.ALIGNMENT_LR)
-        assert n == (16 if d_model < 256 else 8 if read else 4), (d_k, d_model, sc, opt, lr, n)
+        assert n == (16 if d_model == 16 else 8 if d_model == 64 or read else 4), (d_k, d_model, sc, opt, lr, n)
     for ((d_k, d_model), sc, opt), lr in BEST_LR.items():  # every cell the curves figure reads is trained, with 8
-        assert runs[d_k, d_model, sc, opt, lr] == (8 if d_model == 256 else 16)
+        if (d_k, d_model) in training.SHAPES:
+            assert runs[d_k, d_model, sc, opt, lr] == (8 if d_model == 256 else 16)
+    assert (256, 256) in training.SHAPES and all(d_k == d_model for d_k, d_model in training.SHAPES)
     assert {training.runs(s, quick=True) for s in training.cells(quick=True)} == {2}
+
+
+def test_the_mup_study_trains_each_parameterisation_on_its_own_grid():
+    """Five rates half a decade apart a parameterisation, each cell on its parameterisation's grid,
+    and the grid table the figures read says which rates each one trained."""
+    from analyses import mup_transfer
+
+    assert set(mup_transfer.GRIDS) == set(mup_transfer.NAMES)
+    ladder = (1e-3, 3e-3, 1e-2, 3e-2, 1e-1, 3e-1, 1.0)  # half a decade a step
+    for grid in mup_transfer.GRIDS.values():
+        start = ladder.index(grid[0])
+        assert grid == ladder[start:start + 5]
+    for quick in (True, False):
+        for sim in mup_transfer.cells(quick=quick):
+            assert sim.lrs == mup_transfer.GRIDS[f"{sim.scaling}/{sim.mup_base}"]

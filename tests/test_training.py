@@ -268,21 +268,27 @@ def test_an_erratum_share_check_gets_the_rows_that_can_refute_it():
     assert all(p.n == 16 for p in the_plan.checks if p.check.erratum is None)
 
 
-def test_a_draft_draws_one_block_of_the_widest_runs_and_a_full_run_its_design():
+def test_a_draft_draws_few_of_the_costliest_runs_and_a_full_run_its_design():
     """``MIN_ROWS`` (16) bounds a drawn check's rows from below; in a draft, where a block of the
-    simulation holds fewer rows (8 runs of d_k = d_model = 256), one block: those runs were 64%
-    of a draft's simulation cost.  A full run is never below the floor or its design."""
+    simulation holds fewer rows (8 runs of d_k = d_model = 256), at most one block, and where a
+    run costs more than 2^28 / 16 random numbers (150 steps with d_model = 256), as many runs as
+    2^28 numbers buy, at least 4: those runs were two thirds of a draft's simulation cost.  A
+    full run is never below the floor or its design."""
     from stats import Claim
+    from stats.claims.defaults import DRAFT_MIN_ROWS, DRAFT_ROW_NUMBERS
 
     wide, narrow = TrainingSim(256, steps=1, d_model=256), TrainingSim(64, steps=1, d_model=64)
-    assert (wide.block_rows, narrow.block_rows) == (8, 16)
-    checks = tuple(ShareCheck(f"{s.d_k}", stated=Stated.at_least("s", 0.5), measure=Measure(s, "learned"))
-                   for s in (wide, narrow))
+    long_wide, long_mixed = TrainingSim(256, steps=150, d_model=256), TrainingSim(64, steps=150, d_model=256)
+    assert (wide.block_rows, narrow.block_rows, long_mixed.block_rows) == (8, 16, 16)
+    assert long_wide.cost > DRAFT_ROW_NUMBERS / DRAFT_MIN_ROWS > long_mixed.cost > DRAFT_ROW_NUMBERS / 5
+    sims = {"256": wide, "64": narrow, "256 long": long_wide, "64/256 long": long_mixed}
+    checks = tuple(ShareCheck(label, stated=Stated.at_least("s", 0.5), measure=Measure(s, "learned"))
+                   for label, s in sims.items())
     claim = Claim("draft-floor", "The section's opening (before \"The formula, piece by piece\")", "s", "s", checks)
     draft = {p.check.label: p.n for p in plan((claim,), seed=2, n_factor=0.02).checks}
     full = {p.check.label: p.n for p in plan((claim,), seed=2).checks}
-    assert draft == {"256": 8, "64": 16}
-    assert full["256"] == full["64"] == share_sample_size(0.5, 1.0, 0.45, alpha=1e-3 / 2, beta=1e-3) > 16
+    assert draft == {"256": 8, "64": 16, "256 long": 4, "64/256 long": 5}
+    assert set(full.values()) == {share_sample_size(0.5, 1.0, 0.45, alpha=1e-3 / 4, beta=1e-3)} and full["256"] > 16
 
 
 def test_share_check_refuses_a_bad_definition():

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-__all__ = ["CHUNK_NUMBERS", "DEFAULT_SEED", "FALSE_PASS", "FAMILY_ALPHA", "MIN_ROWS", "TAIL_BUDGET"]
+__all__ = ["CHUNK_NUMBERS", "DEFAULT_SEED", "DRAFT_MIN_ROWS", "DRAFT_ROW_NUMBERS", "FALSE_PASS", "FAMILY_ALPHA", "MIN_ROWS",
+           "TAIL_BUDGET"]
 
 DEFAULT_SEED = 4_3_2026
 #: Family-wise false-fail rate of the whole registry (Holm).
@@ -10,9 +11,14 @@ FAMILY_ALPHA = 1e-3
 #: Each check's false-pass rate against its target discrepancy, at the design level.
 FALSE_PASS = 1e-3
 #: The fewest rows a drawn check gets, whatever ``--n-factor`` says; in a draft (``n_factor < 1``)
-#: one block where a block of its simulation holds fewer (the widest training runs, 8 a block:
-#: at 16 they were 64% of a draft's simulation cost).
+#: fewer where a row is costly: no more than one block of its simulation, nor than
+#: DRAFT_ROW_NUMBERS random numbers' worth of rows, and at least DRAFT_MIN_ROWS.  The costly
+#: rows are 150-step trainings with d_model = 256 (64-256 million numbers a run) and the muP
+#: sweeps at d_k = 128 (55 million): at 8-16 runs they were two thirds of a draft's simulation
+#: cost, and a draft's share checks cannot reject at 16 runs either (README, "What training shows").
 MIN_ROWS = 16
+DRAFT_ROW_NUMBERS = float(1 << 28)
+DRAFT_MIN_ROWS = 4
 #: Random numbers a check may draw to bring its tail error down to TAIL_FRACTION; past it
 #: the check keeps the largest affordable n with a conservative p-value (and is untestable
 #: only if even that n leaves a tail error above TAIL_LIMIT).

@@ -23,7 +23,7 @@ from .._validation import MAX_ROWS
 from ..engine.executors import Job
 from ..formulas import FORMULAS
 from .checks import DesignContext
-from .defaults import DEFAULT_SEED, FALSE_PASS, FAMILY_ALPHA, MIN_ROWS
+from .defaults import DEFAULT_SEED, DRAFT_MIN_ROWS, DRAFT_ROW_NUMBERS, FALSE_PASS, FAMILY_ALPHA, MIN_ROWS
 from .design import TailUntestable, design_check
 from .drawing import Warming
 from .pilots import Pilots
@@ -71,10 +71,18 @@ class Plan:
 
 
 def _floor(check, n_factor):
-    """The fewest rows of a drawn check (:data:`~stats.claims.defaults.MIN_ROWS`)."""
+    """The fewest rows of a drawn check (:data:`~stats.claims.defaults.MIN_ROWS`; in a draft,
+    fewer for costly rows: :func:`_draft_rows`)."""
     if n_factor >= 1:
         return MIN_ROWS
-    return min(MIN_ROWS, max(int(ms.sim.block_rows) for ms in check.measures))
+    return min(MIN_ROWS, max(_draft_rows(ms.sim) for ms in check.measures))
+
+
+def _draft_rows(sim):
+    """A draft's floor for ``sim``: one block, and at most ``DRAFT_ROW_NUMBERS`` random numbers'
+    worth of rows, but never below ``DRAFT_MIN_ROWS``."""
+    affordable = math.ceil(DRAFT_ROW_NUMBERS / max(1.0, float(sim.cost)))
+    return max(DRAFT_MIN_ROWS, min(int(sim.block_rows), affordable))
 
 
 def select_claims(patterns=None, claims=None):
