@@ -28,11 +28,9 @@ from ._data import StudyWriter, read_table
 
 STUDY = "mup_transfer"
 #: Five rates a parameterisation, half a decade apart, around its best at every width (muP's at
-#: 512 sits at the top, 1, as it did on the wider grid).  On a common 7-rate grid, 1e-3 to 1,
-#: the two rates each one leaves out were flat or diverged at every width: the standard head's
-#: 0.3 and 1 ended at probe loss 0.58-1.03, 1/d_k's 1e-3 and 1 at 0.47-0.52 and 0.85-0.99, muP's
-#: 1e-3 and 3e-3 at 0.46-0.49 (where the loss starts), against minima of 0.00-0.08 (README,
-#: Performance).  A seed trains every rate of its grid, so each rate left out saves a seventh.
+#: 512 sits at the top, 1, as it did on the wider grid).  A seed trains every rate of its grid,
+#: so the two rates of the common 7-rate grid (1e-3 to 1) that each parameterisation leaves out,
+#: flat or diverged at every width there (README, Performance), would cost two sevenths.
 GRIDS = {
     "sqrt/None": (1e-3, 3e-3, 1e-2, 3e-2, 1e-1),
     "mup/None": (3e-3, 1e-2, 3e-2, 1e-1, 3e-1),

@@ -56,8 +56,8 @@ FIGURES = {
         caption="Loss on a fixed probe episode after 150 training steps against the learning rate, for d_k = d_model "
         "= 16, 64, 256 (columns) and each optimiser (rows), without scaling and with 1/sqrt(d_k) (muP's 1/d_k across "
         "widths and rates is the muP study's figure). Means over 16 seeded runs at d_k = 16, 8 at 64; at 256, 8 at each "
-        "head's best rate and 4 at the others; bands 2 MCSE. The unscaled head has a minimum too, but a narrower one that moves to smaller "
-        "learning rates as the width grows; at the scaled head's best rate it does not learn.",
+        "head's best rate and 4 at the others; bands 2 MCSE. The unscaled head has a minimum too, but a narrower one "
+        "that moves to smaller learning rates as the width grows; at the scaled head's best rate it does not learn.",
         claims=("training-unscaled-cannot-learn", "training-unscaled-slower", "training-scaled-head-learns"),
     ),
     "training_steps": dict(
@@ -125,8 +125,10 @@ def runs(sim, *, quick):
     d_model = 256, 8 at a rate a figure reads and 4 elsewhere (:data:`WIDE_RUNS`); 2 in a draft."""
     if quick:
         return QUICK_RUNS
+    if sim.d_model < 64:
+        return RUNS
     if sim.d_model < 256:
-        return RUNS if sim.d_model < 64 else MID_RUNS
+        return MID_RUNS
     read = BEST_LR.get(((sim.d_k, sim.d_model), sim.scaling, sim.optimizer)) == sim.lr or (
         sim.optimizer == "adam" and sim.lr == ALIGNMENT_LR)
     return WIDE_RUNS if read else WIDE_OFF_BEST_RUNS
