@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from stats.models.heads import HEAD_SCALINGS, HeadSim
+from stats.models.heads import HeadSim
+from stats.training import HEAD_SCALINGS
 
 from ._common import mean_row, run
 from ._data import StudyWriter, read_table

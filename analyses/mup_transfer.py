@@ -10,7 +10,7 @@ d_0/d_model, base width d_0 = 16).  Of their other rules none applies to this he
 input is the data (no embedding layer), it has no trained read-out (W_V is fixed: no
 output multiplier, no zero read-out), and its hidden weights keep the variance-preserving
 initialisation that muP also prescribes.  Each row of a cell is one seed trained at every
-grid rate on the same draws (:class:`stats.models.training.LRSweepSim`), so the seed's own
+grid rate on the same draws (:class:`stats.training.LRSweepSim`), so the seed's own
 best rate is a per-seed outcome: its mean, with an MCSE from the replicates, locates the
 minimum, and its slope against log2 d_k is the drift.
 """
@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from stats.claims.statements.training_fixes import MUP_BASE, MUP_STEPS, PARAMETERISATIONS
-from stats.models.training import LRSweepSim
+from stats.training import LRSweepSim
 
 from ._common import mean_row, run
 from ._data import StudyWriter, read_table

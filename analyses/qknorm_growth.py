@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from stats.claims.statements.training_fixes import GAIN_LR, QK_STEPS
-from stats.models.training import UNSTABLE_LOSS, UNSTABLE_RISE, TrainingSim
+from stats.training import UNSTABLE_LOSS, UNSTABLE_RISE, TrainingSim
 
 from ._common import mean_row, run
 from ._data import StudyWriter, read_table

@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from stats.models.fixes import cosine_mean, qknorm_gain
+from stats.models.fixes import cosine_mean
+from stats.training import qknorm_gain
 from stats.models.distributions import score_distribution
 from stats.models.laws import entry_law
 from stats.models.sampling import CosineSim, ScoreSim

@@ -16,7 +16,7 @@ from __future__ import annotations
 import pandas as pd
 
 from stats.claims.statements.training_fixes import FOLD_LRS, FOLD_STEPS, T5_STEPS
-from stats.models.training import FoldingSim, TrainingSim
+from stats.training import FoldingSim, TrainingSim
 
 from ._common import mean_row, run
 from ._data import StudyWriter, read_table

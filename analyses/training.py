@@ -5,7 +5,7 @@ saturation does to it" ("frozen wherever it happened to land"), "Saturation, mea
 ("its sharpness becomes something it learns") and "The assumption behind the argument, and
 when it fails" (independent at initialisation, not after training; logits that grow with
 the width).  Every cell of (shape, scaling, optimiser, learning rate) is a block of
-independent runs of :class:`stats.models.training.TrainingSim`; the table holds each
+independent runs of :class:`stats.training.TrainingSim`; the table holds each
 outcome's Monte Carlo mean and MCSE per cell, and the figures read the whole
 learning-rate curves, as Wortsman et al. (2023) do, not only their minima.
 """
@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from stats.claims.statements.training import ADAM_LRS, BEST_LR, SGD_LRS, STEPS
-from stats.models.training import CHECKPOINTS, PROBE_STATISTICS, TrainingSim, checkpoint_steps
+from stats.training import CHECKPOINTS, PROBE_STATISTICS, TrainingSim, checkpoint_steps
 
 from ._common import mean_row, run
 from ._data import StudyWriter, read_table

@@ -303,7 +303,7 @@ def training_benchmarks(reps):
     """
     from threadpoolctl import threadpool_limits
 
-    from stats.models import training
+    from stats import training
 
     R, T, S = 16, 32, 10
     rows = []
@@ -323,8 +323,8 @@ def training_benchmarks(reps):
                 np.swapaxes(Xq, 1, 2) @ dQ, np.swapaxes(X, 1, 2) @ dK
 
             rngs = [np.random.default_rng([5, i]) for i in range(R)]
-            heads = training._Heads(rngs, d, d, "sqrt", T)
-            episode = training._episodes(rngs, T, d, training.QUERY_NOISE)
+            heads = training.Heads(rngs, d_model=d, d_k=d, scaling=training.SCALINGS["sqrt"], n_keys=T)
+            episode = training.retrieval_episodes(rngs, T, d, training.QUERY_NOISE)
 
             def per_call(f, number=S):
                 t0 = time.perf_counter()
@@ -332,8 +332,8 @@ def training_benchmarks(reps):
                     f()
                 return (time.perf_counter() - t0) / number
 
-            parts = {"forward and backward": lambda: training._loss_and_grads(heads, *episode, training._OWN_FORMULAS),
-                     "episode draws": lambda: training._episodes(rngs, T, d, training.QUERY_NOISE)}
+            parts = {"forward and backward": lambda: heads.loss_and_grads(*episode, heads.formulas),
+                     "episode draws": lambda: training.retrieval_episodes(rngs, T, d, training.QUERY_NOISE)}
             for optimizer in ("sgd", "adam"):
                 def train(steps):
                     training.train_heads([np.random.default_rng([5, i]) for i in range(R)], d_k=d, d_model=d, scaling="sqrt",

@@ -1,11 +1,13 @@
 """Verification library for section 4.3, scaled dot-product attention.
 
-Four wings, each re-exported here (``from stats import NAME`` works for every public name):
+Five wings, each re-exported here (``from stats import NAME`` works for every public name):
 
 * :mod:`stats.exact` -- the exact half: forward and hand-derived backward pass, the
   softmax Jacobian, tiled (FlashAttention-style) attention, float formats, FLOP counts;
 * :mod:`stats.models` -- what is simulated (scores, softmax rows, Jacobian spectra, whole
   heads, random attention problems) with its closed forms and exact values;
+* :mod:`stats.training` -- single heads trained over many seeded runs: the scalings and the
+  optimisers (one object each), the task, the trainer and its simulations;
 * :mod:`stats.inference` -- estimators with Monte Carlo standard errors, calibrated
   tests and experiment design;
 * :mod:`stats.claims` -- the section's statements as claims, the mutants and the runner
@@ -26,6 +28,8 @@ from .inference import *  # noqa: F401,F403
 from .inference import __all__ as _inference_all
 from . import models as _models
 from .models import __all__ as _models_all
+from .training import *  # noqa: F401,F403
+from .training import __all__ as _training_all
 
 # ``from .models import *`` would build the lazy names (diff_chi2 needs scipy.stats, ~0.5 s
 # of every command's start-up); they are served on first access instead (PEP 562).
@@ -35,7 +39,7 @@ globals().update({_name: getattr(_claims, _name) for _name in _claims_all if _na
 # The public run_simulation supplies the default formulas (the engine's takes them explicitly).
 from .convenience import run_simulation, saturation_stats  # noqa: E402
 
-__all__ = sorted(set(_claims_all) | set(_engine_all) | set(_exact_all) | set(_inference_all) | set(_models_all) | {"FORMULAS", "Formulas", "run_simulation", "saturation_stats"})
+__all__ = sorted(set(_claims_all) | set(_engine_all) | set(_exact_all) | set(_inference_all) | set(_models_all) | set(_training_all) | {"FORMULAS", "Formulas", "run_simulation", "saturation_stats"})
 
 
 def __getattr__(name):

@@ -20,12 +20,14 @@ from .exact.formats import exp_overflow_threshold
 from .models.asymptotics import saturation_asymptotics
 from .models.distributions import score_distribution
 from .models.dropout import dropout_weights
-from .models.fixes import cosine_mean, cosine_moments, mup_lr_multiplier, qk_normalize, t5_fold_divisor, t5_step_ratio
+from .models.fixes import cosine_mean, cosine_moments, t5_step_ratio
 from .models.problems import attention_flops
 from .models.saturation import exact_saturation_scores, row_trace, winner_bound
 from .models.saturation_quadrature import saturation_exact, saturation_given_scale
 from .models.scores import scaled_score_moments
-from .models.training import adafactor_update, adam_update, retrieval_targets
+from .training.optimizers import adafactor_update, adam_update
+from .training.scalings import mup_lr_multiplier, qk_normalize, t5_fold_divisor
+from .training.task import retrieval_targets
 
 __all__ = ["FORMULAS", "Formulas", "changed_fields", "small_score_trace_coefficient", "overflow_cutoff"]
 

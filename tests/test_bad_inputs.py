@@ -135,6 +135,11 @@ GOOD = {
     "mup_lr_multiplier": ((256, 16), {}),
     "qk_normalize": ((np.ones((2, 3)), np.ones((2, 3))), {}),
     "t5_fold_divisor": ((64,), {}),
+    "Heads": (([np.random.default_rng(0), np.random.default_rng(1)],), dict(d_model=4, d_k=4, scaling=stats.SCALINGS["sqrt"], n_keys=3)),
+    "Trainer": (([np.random.default_rng(0), np.random.default_rng(1)],), dict(d_k=4, d_model=4, lr=0.01, steps=2)),
+    "optimizer_named": (("adam",), {}),
+    "scaling_named": (("sqrt",), {}),
+    "retrieval_episodes": (([np.random.default_rng(0), np.random.default_rng(1)], 3, 4), {}),
     "train_heads": (([np.random.default_rng(0), np.random.default_rng(1)],), dict(d_k=4, d_model=4, lr=0.01, steps=2)),
     "checkpoint_steps": ((8,), {}),
     "retrieval_targets": ((np.ones((2, 3, 4)), np.array([[2, 0, 1], [0, 1, 2]])), {}),
@@ -189,6 +194,8 @@ RECORDS = {
     "Equations", "Decision",
     # What sdpa_cpu_backend returns: the kernel SDPA chose and the one that ran.
     "SDPADispatch",
+    # The kinds of scaling and optimiser (stats.SCALINGS, stats.OPTIMIZERS hold the instances the trainer takes by name).
+    "Optimizer", "Scaling",
 }
 
 BAD = {

@@ -108,10 +108,10 @@ def test_mutant_tiers_start_with_the_cheapest_check_and_double_in_cost():
 
 
 def test_a_training_run_s_effort_counts_its_fixed_work():
-    """Measured (stats/models/training.py, STEP_OVERHEAD): 6905 one-step runs of a 16-wide head
+    """Measured (stats/training/simulations.py, STEP_OVERHEAD): 6905 one-step runs of a 16-wide head
     cost 3-8 s, 48 runs of 150 steps 1.4 s; by ``cost`` alone the one-step runs read cheaper, so
     a mutant of the training path re-drew them first (and 10 simulations, 22 s, to be caught)."""
-    from stats.models.training import LRSweepSim, TrainingSim
+    from stats.training import LRSweepSim, TrainingSim
 
     one_step, long = TrainingSim(16, "sqrt", "adam", 1e-2, 1, 16, 8), TrainingSim(16, "sqrt", "adam", 1e-2, 150, 16, 32)
     assert 6905 * one_step.cost < 48 * long.cost

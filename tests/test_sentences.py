@@ -18,7 +18,8 @@ from stats.claims.checks import KINDS, CategoricalCheck
 from stats.claims.checks.categorical import chi_square_power, chi_square_sample_size, detectable_effect_size
 from stats.claims.mutants import MUTANTS
 from stats.formulas import with_formula
-from stats.models import problems, training
+from stats.models import problems
+from stats.training import diagnostics
 
 # ------------------------------------------------------------------ the chi-square kind
 
@@ -269,7 +270,7 @@ def test_the_memory_claim_holds():
 def test_the_entry_products_match_their_definitions():
     rng = np.random.default_rng(0)
     Q, K = rng.standard_normal((3, 5, 4)), rng.standard_normal((3, 6, 4))
-    qk, cross = training._entry_products(Q, K)
+    qk, cross = diagnostics.entry_products(Q, K)
     for r in range(3):
         brute = np.mean([Q[r, i, m] * K[r, j, m] for i in range(5) for j in range(6) for m in range(4)])
         pairs = np.mean([Q[r, i, m] * Q[r, i, n] for i in range(5) for m in range(4) for n in range(4) if m != n])
@@ -286,7 +287,7 @@ def test_a_fresh_heads_entries_are_uncorrelated_and_shared_weights_are_not():
     rng = np.random.default_rng(1)
     X = rng.standard_normal((64, 32, 16))
     W = rng.standard_normal((64, 16, 16)) / 4
-    shared, _ = training._entry_products(X @ W, (X + 0.5 * rng.standard_normal(X.shape)) @ W)
+    shared, _ = diagnostics.entry_products(X @ W, (X + 0.5 * rng.standard_normal(X.shape)) @ W)
     assert shared.mean() > 10 * shared.std() / math.sqrt(len(shared))
 
 

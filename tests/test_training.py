@@ -1,4 +1,4 @@
-"""The trainer (stats.models.training): its gradients, optimisers, streams, divergence and
+"""The trainer (stats.training): its gradients, optimisers, streams, divergence and
 bad input; the exact share test behind the training claims; and the training mutants."""
 
 import math
@@ -11,14 +11,16 @@ from stats.claims.checks.share import ShareCheck, share_sample_size
 from stats.claims.measures import Measure, Stated
 from stats.engine.executors import Job, run_simulations
 from stats.inference import share_interval_test
-from stats.models.training import (
+from stats.training import (
+    OPTIMIZERS,
     OUTCOMES,
-    TRAIN_OPTIMIZERS,
-    TRAIN_SCALINGS,
+    SCALINGS,
+    Heads,
     TrainingSim,
     adafactor_update,
     adam_update,
     checkpoint_steps,
+    retrieval_episodes,
     train_heads,
 )
 
@@ -30,8 +32,8 @@ def rngs(n, seed=1):
 # ------------------------------------------------------------------ the trainer
 
 
-@pytest.mark.parametrize("scaling", TRAIN_SCALINGS)
-@pytest.mark.parametrize("optimizer", TRAIN_OPTIMIZERS)
+@pytest.mark.parametrize("scaling", list(SCALINGS))
+@pytest.mark.parametrize("optimizer", list(OPTIMIZERS))
 def test_every_outcome_is_finite_and_the_step_identities_hold(scaling, optimizer):
     r = train_heads(rngs(3), d_k=8, d_model=12, scaling=scaling, optimizer=optimizer, lr=1e-2, steps=6)
     assert list(r) == list(OUTCOMES)
@@ -84,13 +86,11 @@ def test_checkpoints_cover_the_budget():
 
 def test_the_hand_derived_training_gradient_matches_autograd():
     torch = pytest.importorskip("torch")
-    from stats.models import training as tr
-
     for scaling in ("sqrt", "none", "qknorm", "t5", "additive"):
         gens = rngs(2, seed=4)
-        heads = tr._Heads(gens, 12, 8, scaling, 6)
-        X, Xq, perm = tr._episodes(gens, 6, 12, 0.5)
-        loss, _, grads = tr._loss_and_grads(heads, X, Xq, perm, FORMULAS)
+        heads = Heads(gens, d_model=12, d_k=8, scaling=SCALINGS[scaling], n_keys=6)
+        X, Xq, perm = retrieval_episodes(gens, 6, 12, 0.5)
+        loss, _, grads = heads.loss_and_grads(X, Xq, perm, FORMULAS)
         t = {k: torch.tensor(v, requires_grad=True) for k, v in heads.params.items()}
         Xt, Xqt, WV = (torch.tensor(a) for a in (X, Xq, heads.WV))
         Q, K, V = Xqt @ t["WQ"], Xt @ t["WK"], Xt @ WV
@@ -141,13 +141,13 @@ def test_adam_in_cache_blocks_is_the_textbook_formula_to_the_bit(lr_shape):
 
 
 def test_the_step_applied_in_blocks_reports_each_runs_extremes_and_its_nan():
-    from stats.models.training import _apply_step
+    from stats.training.arrays import apply_step
 
     rng = np.random.default_rng(4)
     w, g = rng.standard_normal((2, 5, 300, 100))
     g[3, 299, 99] = np.nan  # in the last block of run 3
     lr = np.arange(1, 6, dtype=float).reshape(5, 1, 1)
-    new, lo, hi = _apply_step(w, g, np.empty_like(w), scale=-lr)
+    new, lo, hi = apply_step(w, g, np.empty_like(w), scale=-lr)
     expected = w + g * -lr
     assert np.array_equal(new, expected, equal_nan=True)
     assert np.isnan(lo[3]) and np.isnan(hi[3])
@@ -326,3 +326,25 @@ def test_the_training_claims_alone_catch_every_training_path_mutant():
     results = simulate(the_plan, seed=5, workers=2)
     table = evaluate_mutants(the_plan, results, mutants, seed=5, workers=2)
     assert len(table) == len(names) and table["caught"].all(), table.to_string()
+
+
+def test_the_worked_examples_of_adding_a_scaling_and_an_optimiser_run():
+    """docs/adding-a-scaling.md's Python blocks, run in order: a scaling and an optimiser are
+    each one class and one registry entry, and the trainer and the simulations take them."""
+    import pathlib
+    import re
+
+    from stats.training import OPTIMIZERS, SCALINGS
+
+    text = (pathlib.Path(__file__).parents[1] / "docs" / "adding-a-scaling.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    assert len(blocks) == 4
+    before = (dict(SCALINGS), dict(OPTIMIZERS))
+    namespace = {}
+    try:
+        for block in blocks:
+            exec(compile(block, "docs/adding-a-scaling.md", "exec"), namespace)
+        assert "softcap" in SCALINGS and "momentum" in OPTIMIZERS
+    finally:
+        SCALINGS.clear(), SCALINGS.update(before[0])
+        OPTIMIZERS.clear(), OPTIMIZERS.update(before[1])

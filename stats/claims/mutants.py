@@ -131,7 +131,7 @@ def _adam_without_bias_correction(g, state, t, lr, *, betas=(0.9, 0.999), eps=1e
 
 def _adafactor_absolute_step(g, w, state, t, lr, **kw):
     """Adafactor's clipped update with an absolute step lr instead of lr * max(eps2, RMS(w))."""
-    from ..models.training import adafactor_update
+    from ..training.optimizers import adafactor_update
 
     return adafactor_update(g, np.ones_like(w), state, t, lr, **kw)
 

@@ -1,5 +1,5 @@
 """The simulated models: entry laws, what is simulated (scores, softmax rows, Jacobian
-spectra, whole heads, random attention problems, trained heads), their closed forms and
+spectra, whole heads, random attention problems), their closed forms and
 exact values."""
 
 from types import ModuleType as _ModuleType
@@ -9,19 +9,8 @@ from .asymptotics import gap_density, saturation_asymptotic_value, saturation_as
 from . import distributions as _distributions
 from .distributions import score_distribution
 from .dropout import DropoutSim, dropout_weights
-from .fixes import (
-    FOLDING_OPTIMIZERS,
-    cosine_mean,
-    cosine_moments,
-    folded_query_lr_factor,
-    mup_lr_multiplier,
-    qk_normalize,
-    qknorm_gain,
-    qknorm_logit_mean,
-    t5_fold_divisor,
-    t5_step_ratio,
-)
-from .heads import HEAD_SCALINGS, HeadSim, T5Sim
+from .fixes import cosine_mean, cosine_moments, qknorm_logit_mean, t5_step_ratio
+from .heads import HeadSim, T5Sim
 from .laws import ENTRY_LAWS, EntryLaw, entry_law, law_moment
 from .problems import BackwardSim, FlopSim, JacobianSim, StableSoftmaxSim, TiledSim, attention_flops
 from .sampling import (
@@ -44,7 +33,7 @@ from .saturation import (
     winner_bound,
 )
 from .saturation_quadrature import EXACT_ACCURACY, saturation_exact, saturation_given_scale, saturation_limit
-from .scores import SCALES, scaled_score_moments, score_central_moments, score_cumulants, score_scale, score_tail_index
+from .scores import scaled_score_moments, score_central_moments, score_cumulants, score_scale, score_tail_index
 from .spectra import SpectrumSim
 from .torch_sdpa import (
     SDPA_DISPATCH_DTYPES,
@@ -56,20 +45,6 @@ from .torch_sdpa import (
     TorchSDPASim,
     sdpa_cpu_backend,
     sdpa_cpu_dispatch_table,
-)
-from .training import (
-    FOLDING_OUTCOMES,
-    TRAIN_OPTIMIZERS,
-    TRAIN_SCALINGS,
-    FoldingSim,
-    LRSweepSim,
-    TrainingSim,
-    adafactor_update,
-    adam_update,
-    checkpoint_steps,
-    fold_gaps,
-    retrieval_targets,
-    train_heads,
 )
 
 # ``import stats`` imports numpy and scipy.special, not scipy.stats, scipy.integrate or pandas

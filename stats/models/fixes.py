@@ -37,7 +37,7 @@ and from the key side by the same amount in both parameterisations (ratio 1).
 
 In training the folding is a reparameterisation, :math:`W_Q = \sqrt{d_k}\,V_Q`, so a folded
 run *is* a divided run whose query weights get another learning rate
-(:func:`folded_query_lr_factor`): SGD's :math:`\Delta V_Q = -\eta\sqrt{d_k}\,g_W` is
+(:func:`~stats.training.folding.folded_query_lr_factor`): SGD's :math:`\Delta V_Q = -\eta\sqrt{d_k}\,g_W` is
 :math:`\Delta W_Q = -\eta d_k\,g_W` (factor :math:`d_k`); Adam's step is invariant to the
 gradient's scale but for :math:`\varepsilon`: :math:`\sqrt{d_k}\,\Delta V_Q = -\eta\sqrt{d_k}
 \,\hat m_W/(\sqrt{\hat v_W} + \varepsilon/\sqrt{d_k})`, the divided run with learning rate
@@ -49,7 +49,7 @@ update :math:`u` does not, so the two runs are the same run (factor 1) while
 muP for one head (Yang et al. 2022, Table 3, Adam): the scores use :math:`1/d_k`, and the
 hidden weights :math:`W_Q, W_K` (fan-in :math:`d_{model}`) keep the variance-preserving
 initialisation but take the learning rate :math:`\eta\,d_0/d_{model}` for a base width
-:math:`d_0` (:func:`mup_lr_multiplier`), so that the base width trains exactly as the
+:math:`d_0` (:func:`~stats.training.scalings.mup_lr_multiplier`), so that the base width trains exactly as the
 standard parameterisation does.
 """
 
@@ -57,28 +57,17 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 from scipy import special
 
-from .._validation import as_real_array, check_d_k, check_finite, check_integer, check_positive, check_rho
+from .._validation import check_d_k, check_positive, check_rho
+from ..training.optimizers import FIRST_STEP_OPTIMIZERS, optimizer_named
 
 __all__ = [
-    "FOLDING_OPTIMIZERS",
-    "OPTIMIZERS",
     "cosine_mean",
     "cosine_moments",
-    "folded_query_lr_factor",
-    "mup_lr_multiplier",
-    "qk_normalize",
-    "qknorm_gain",
     "qknorm_logit_mean",
-    "t5_fold_divisor",
     "t5_step_ratio",
 ]
-
-OPTIMIZERS = ("sgd", "adam")
-#: The optimisers of a folded training run (:func:`folded_query_lr_factor`).
-FOLDING_OPTIMIZERS = ("sgd", "adam", "adafactor")
 
 
 def cosine_mean(d_k, rho=0.0):
@@ -98,12 +87,6 @@ def cosine_moments(d_k):
     return 0.0, 1.0 / d
 
 
-def qknorm_gain(n_tokens=32):
-    """QK-norm's initial gain, Henry et al. (2020): :math:`g_0 = \\log_2(T^2 - T)`."""
-    T = check_integer(n_tokens, "n_tokens", minimum=2, what="an integer >= 2")
-    return math.log2(T * T - T)
-
-
 def qknorm_logit_mean(d_k, rho, *, gain):
     """Mean logit :math:`g\\,E[\\cos(q, k)]` under QK-norm with a fixed gain g; bounded by g."""
     return check_positive(gain, "gain") * cosine_mean(d_k, rho)
@@ -111,47 +94,10 @@ def qknorm_logit_mean(d_k, rho, *, gain):
 
 def t5_step_ratio(optimizer, side, d_k):
     """Score change of T5's folded parameterisation over the divided one after one step (module docstring)."""
-    if optimizer not in OPTIMIZERS:
-        raise ValueError(f"optimizer must be one of {OPTIMIZERS}; got {optimizer!r}")
+    opt = optimizer_named(optimizer, among=FIRST_STEP_OPTIMIZERS)
     if side not in ("query", "key"):
         raise ValueError(f"side must be 'query' or 'key'; got {side!r}")
     d = check_d_k(d_k)
     if side == "key":
         return 1.0
-    return float(d) if optimizer == "sgd" else math.sqrt(d)
-
-
-def t5_fold_divisor(d_k):
-    """What T5 divides :math:`W_Q`'s initial standard deviation by instead of dividing the scores: :math:`\\sqrt{d_k}`."""
-    return math.sqrt(check_d_k(d_k))
-
-
-def folded_query_lr_factor(optimizer, d_k):
-    """The factor on :math:`W_Q`'s learning rate that makes a divided run the folded one (module docstring):
-    SGD :math:`d_k`, Adam :math:`\\sqrt{d_k}` (with :math:`\\varepsilon/\\sqrt{d_k}`), Adafactor 1."""
-    if optimizer not in FOLDING_OPTIMIZERS:
-        raise ValueError(f"optimizer must be one of {FOLDING_OPTIMIZERS}; got {optimizer!r}")
-    d = check_d_k(d_k)
-    return {"sgd": float(d), "adam": math.sqrt(d), "adafactor": 1.0}[optimizer]
-
-
-def mup_lr_multiplier(d_model, base_width):
-    """muP's factor on a hidden weight's Adam learning rate: :math:`d_0/d_{model}` (fan-in :math:`d_{model}`)."""
-    d_model = check_integer(d_model, "d_model")
-    base = check_integer(base_width, "base_width")
-    return base / d_model
-
-
-def qk_normalize(Q, K):
-    """QK-norm's unit rows: ``(Q/|Q|, K/|K|, |Q|, |K|)``, the norms over the last axis (kept)."""
-    out = []
-    for x, name in ((Q, "Q"), (K, "K")):
-        x = check_finite(as_real_array(x, name, dtype=np.float64), name)
-        if x.ndim < 1 or x.size == 0:
-            raise ValueError(f"{name} must hold at least one row vector; got shape {x.shape}")
-        norm = np.linalg.norm(x, axis=-1, keepdims=True)
-        if not np.all(norm > 0):
-            raise ValueError(f"{name} has a zero row, which has no direction to normalise")
-        out.append((x / norm, norm))
-    (qh, nq), (kh, nk) = out
-    return qh, kh, nq, nk
+    return opt.folded_query_lr_factor(d)

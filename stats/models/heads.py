@@ -14,7 +14,7 @@ records, per head, :math:`\lVert dS\rVert_F`, :math:`\lVert dW_Q\rVert_F`,
 typical row), the share of tokens with :math:`\lVert dS_i\rVert > 10^{-3}`, and the mean
 largest weight, for four scalings of the scores: ``"none"``, ``"sqrt"``
 (:math:`1/\sqrt{d_k}`), ``"mup"`` (:math:`1/d_k`) and ``"qknorm"`` (unit-normalised q and
-k times the fixed gain :func:`~stats.models.fixes.qknorm_gain`; the chain rule through
+k times the fixed gain :func:`~stats.training.scalings.qknorm_gain`; the chain rule through
 the normalisation is :math:`dq = g(I - \hat q\hat q^\top)\,d\hat q/\lVert q\rVert`).
 
 :class:`T5Sim` (section "The assumption behind the argument, and when it fails")
@@ -36,11 +36,11 @@ import numpy as np
 from .._validation import check_d_k, check_integer
 from ..engine.simulation import Simulation
 from ..engine.streams import block_generator, stream_key
-from .fixes import OPTIMIZERS, qknorm_gain
+from ..training.optimizers import FIRST_STEP_OPTIMIZERS, optimizer_named
+from ..training.scalings import HEAD_SCALINGS, SCALINGS, qknorm_gain, scaling_named
 
-__all__ = ["HEAD_SCALINGS", "HeadSim", "T5Sim", "draw_head"]
+__all__ = ["HeadSim", "T5Sim", "draw_head"]
 
-HEAD_SCALINGS = ("none", "sqrt", "mup", "qknorm")
 _U = np.finfo(np.float64).eps / 2
 _CHUNK_NUMBERS = 1 << 21  # random numbers of the heads processed together
 
@@ -81,8 +81,7 @@ class HeadSim(Simulation):
 
     def __post_init__(self):
         check_d_k(self.d_k)
-        if self.scaling not in HEAD_SCALINGS:
-            raise ValueError(f"scaling must be one of {HEAD_SCALINGS}; got {self.scaling!r}")
+        scaling_named(self.scaling, among=HEAD_SCALINGS)
         check_integer(self.n_tokens, "n_tokens", minimum=2, what="an integer >= 2")
         check_integer(self.d_model, "d_model")
 
@@ -100,7 +99,8 @@ class HeadSim(Simulation):
         for i0, i1 in _chunks(rows, self.cost):
             X, WQ, WK, WV, dO = draw_head(rngs, i1 - i0, self.n_tokens, self.d_model, self.d_k)
             Q, K, V = X @ WQ, X @ WK, X @ WV
-            if self.scaling == "qknorm":
+            scaling = SCALINGS[self.scaling]
+            if scaling.normalises:
                 g = qknorm_gain(self.n_tokens)
                 nq = np.linalg.norm(Q, axis=2, keepdims=True)
                 nk = np.linalg.norm(K, axis=2, keepdims=True)
@@ -110,7 +110,7 @@ class HeadSim(Simulation):
                 dK = (dKh - np.sum(dKh * kh, axis=2, keepdims=True) * kh) / nk
                 logits = g * (qh @ np.swapaxes(kh, 1, 2))
             else:
-                c = {"none": 1.0, "sqrt": 1.0 / np.sqrt(self.d_k), "mup": 1.0 / self.d_k}[self.scaling]
+                c = scaling.factor(self.d_k)
                 dQ, dK, _, dS = formulas.attention_backward(Q, K, V, dO, scale=c, return_score_grad=True)
                 logits = c * (Q @ np.swapaxes(K, 1, 2))
             Xt = np.swapaxes(X, 1, 2)
@@ -124,11 +124,6 @@ class HeadSim(Simulation):
             out["grad_rows"][sl] = np.mean(row_norm > 1e-3, axis=1)
             out["max_weight"][sl] = np.mean(1.0 / e.sum(axis=2), axis=1)
         return out
-
-
-def _adam_first_step(g):
-    # Adam's first bias-corrected step with eps = 0: m_hat = g, v_hat = g^2, step = g / |g|.
-    return np.sign(g)
 
 
 @dataclass(frozen=True)
@@ -146,8 +141,7 @@ class T5Sim(Simulation):
 
     def __post_init__(self):
         check_d_k(self.d_k)
-        if self.optimizer not in OPTIMIZERS:
-            raise ValueError(f"optimizer must be one of {OPTIMIZERS}; got {self.optimizer!r}")
+        optimizer_named(self.optimizer, among=FIRST_STEP_OPTIMIZERS)
         check_integer(self.n_tokens, "n_tokens", minimum=2, what="an integer >= 2")
         check_integer(self.d_model, "d_model")
 
@@ -164,7 +158,8 @@ class T5Sim(Simulation):
         d = self.d_k
         c = 1.0 / np.sqrt(d)
         gamma = lambda k: k * _U / (1 - k * _U)  # noqa: E731
-        step = (lambda g: -g) if self.optimizer == "sgd" else (lambda g: -_adam_first_step(g))
+        direction = optimizer_named(self.optimizer).first_step_direction
+        step = lambda g: -direction(g)  # noqa: E731
         out = {k: np.empty(rows) for k in self.statistics}
         T = lambda A: np.swapaxes(A, 1, 2)  # noqa: E731
         for i0, i1 in _chunks(rows, self.cost):

@@ -47,12 +47,12 @@ from ..engine.scratch import scratch
 from ..engine.streams import block_generator, stream_key
 from .laws import EntryLaw, entry_law
 from .sampling import draw_entries
+from ..training.scalings import SCORE_SCALINGS, scaling_named
 from .scores import score_scale
 
 __all__ = [
     "SATURATION_METHODS",
     "SATURATION_STATISTICS",
-    "SCALINGS",
     "SaturationSim",
     "SmallScoreSim",
     "exact_saturation_scores",
@@ -61,7 +61,6 @@ __all__ = [
     "winner_bound",
 ]
 
-SCALINGS = ("none", "sqrt", "mup")
 SATURATION_METHODS = ("auto", "direct", "exact")
 SATURATION_STATISTICS = ("max_weight", "trace", "entropy", "one_hot_90", "one_hot_99")
 _ROW_STATISTICS = SATURATION_STATISTICS + ("tr_j2", "winner_bound", "trace_bound", "winner")
@@ -148,9 +147,8 @@ def saturation_row_statistics(s, formulas=None):
 
 
 def check_scaling(scaling):
-    """``scaling`` if it is one of :data:`SCALINGS` (``"none"``, ``"sqrt"``), else a ValueError naming it."""
-    if scaling not in SCALINGS:
-        raise ValueError(f"scaling must be one of {SCALINGS}; got {scaling!r}")
+    """``scaling`` if it is one of :data:`~stats.training.scalings.SCORE_SCALINGS`, else a ValueError naming it."""
+    scaling_named(scaling, among=SCORE_SCALINGS)
     return scaling
 
 

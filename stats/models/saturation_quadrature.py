@@ -63,17 +63,16 @@ from numpy.polynomial import hermite_e as He
 from scipy import special
 
 from .._validation import MAX_KEYS, as_real_array, check_d_k, check_integer
+from ..training.scalings import SCORE_SCALINGS, scaling_named
 from .scores import score_scale
 
 __all__ = [
     "EXACT_ACCURACY",
-    "SCALINGS",
     "saturation_exact",
     "saturation_given_scale",
     "saturation_limit",
 ]
 
-SCALINGS = ("none", "sqrt", "mup")
 EXACT_ACCURACY = 1e-9  # stated absolute accuracy of every value (see the module docstring)
 _Y_LO, _Y_HI = -46.0, 4.6  # kernel window: K_1, K_2 <= e^y < 1e-20 left of it, K_0 < 1e-43 right of it
 _Z_MAX = 10.0  # the standard normal has mass 1.5e-23 beyond +-10
@@ -352,8 +351,7 @@ def saturation_exact(d_k, n_keys=32, *, scaling="sqrt", refine=1):
 
     d_k = check_d_k(d_k)
     T = check_integer(n_keys, "n_keys", minimum=2, maximum=MAX_KEYS, what="an integer >= 2")
-    if scaling not in SCALINGS:
-        raise ValueError(f"scaling must be one of {SCALINGS}; got {scaling!r}")
+    scaling_named(scaling, among=SCORE_SCALINGS)
     refine = check_integer(refine, "refine")
     mw, tr, omm, unit = _exact_cached(d_k, T, scaling, refine)
     return pd.Series(

@@ -27,23 +27,15 @@ import math
 import numpy as np
 
 from .._validation import check_d_k, check_positive, check_rho
+from ..training.scalings import SCORE_SCALINGS, scaling_named
 from .laws import entry_law, law_moment
 
-__all__ = ["SCALES", "score_central_moments", "score_cumulants", "score_scale", "score_tail_index", "scaled_score_moments"]
-
-SCALES = ("sqrt", "mup", "none")
-
+__all__ = ["score_central_moments", "score_cumulants", "score_scale", "score_tail_index", "scaled_score_moments"]
 
 def score_scale(d_k, scale="sqrt"):
     """The factor c multiplying ``q.k``: ``1/sqrt(d_k)`` ("sqrt"), ``1/d_k`` ("mup", muP) or 1 ("none")."""
     d_k = check_d_k(d_k)
-    if scale == "sqrt":
-        return 1.0 / math.sqrt(d_k)
-    if scale == "mup":
-        return 1.0 / d_k
-    if scale == "none":
-        return 1.0
-    raise ValueError(f"scale must be one of {SCALES}; got {scale!r}")
+    return scaling_named(scale, among=SCORE_SCALINGS, argument="scale").factor(d_k)
 
 
 def _checked(d_k, rho, sigma_q, sigma_k, entries, scale):

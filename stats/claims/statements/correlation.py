@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from ...models.fixes import qknorm_gain
+from ...training.scalings import qknorm_gain
 from ...models.heads import T5Sim
 from ...models.laws import entry_law
 from ...models.sampling import CosineSim

@@ -1,4 +1,4 @@
-"""The section's sentences about learning, tested on trained heads (:mod:`stats.models.training`).
+"""The section's sentences about learning, tested on trained heads (:mod:`stats.training`).
 
 A trained check reads an outcome of whole runs (150 steps of the retrieval task, T = 32
 keys) that is 0 or 1 per run -- reached 90% accuracy (by the end, or by step 38), kept
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 
-from ...models.training import TrainingSim
+from ...training.simulations import TrainingSim
 from ..build import Erratum, Measure, Stated, identity, interval, mean, share
 from ..headings import ASSUMPTION, BACKWARD, JACOBIAN, OPENING, SATURATION, WIDTH
 from ..schema import Claim

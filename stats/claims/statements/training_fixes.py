@@ -1,4 +1,4 @@
-"""The fixes for growing logits, tested in training (:mod:`stats.models.training`).
+"""The fixes for growing logits, tested in training (:mod:`stats.training`).
 
 The section's paragraph on muP, QK-norm and T5's folded initialisation (under "The
 assumption behind the argument, and when it fails") argues about training: muP's 1/d_k
@@ -17,7 +17,7 @@ reads its best rates off a pilot.
 
 from __future__ import annotations
 
-from ...models.training import FoldingSim, LRSweepSim, TrainingSim
+from ...training.simulations import FoldingSim, LRSweepSim, TrainingSim
 from ..build import Erratum, Measure, Stated, identity, interval, share
 from ..headings import ASSUMPTION
 from ..schema import Claim

@@ -1,0 +1,72 @@
+r"""Training attention heads, many seeded runs at once: the training wing.
+
+* :mod:`~stats.training.scalings` -- the scalings of the scores, one object each (the
+  suite's one vocabulary for them: ``SCALINGS``);
+* :mod:`~stats.training.optimizers` -- SGD, Adam and Adafactor, one object each (``OPTIMIZERS``);
+* :mod:`~stats.training.task` -- the retrieval task (episodes and targets);
+* :mod:`~stats.training.model` -- a batch of single heads: scores, loss, gradients;
+* :mod:`~stats.training.diagnostics` -- the probe episode and the step-0 gradient check;
+* :mod:`~stats.training.trainer` -- the training step (:class:`Trainer`) and :func:`train_heads`;
+* :mod:`~stats.training.folding` -- T5's folding as a reparameterisation (:func:`fold_gaps`);
+* :mod:`~stats.training.simulations` -- the runs as simulations of the engine.
+
+Adding a scaling or an optimiser is one class and one registry line:
+``docs/adding-a-scaling.md``.
+"""
+
+from .diagnostics import CHECKPOINTS, PROBE_STATISTICS, checkpoint_steps
+from .folding import FOLDING_OUTCOMES, fold_gaps, folded_query_lr_factor
+from .model import Heads
+from .optimizers import ADAM_BETAS, ADAM_EPS, FIRST_STEP_OPTIMIZERS, OPTIMIZERS, Optimizer, adafactor_update, adam_update, optimizer_named
+from .scalings import (
+    HEAD_SCALINGS,
+    SCALINGS,
+    SCORE_SCALINGS,
+    Scaling,
+    mup_lr_multiplier,
+    qk_normalize,
+    qknorm_gain,
+    scaling_named,
+    t5_fold_divisor,
+)
+from .simulations import FoldingSim, LRSweepSim, TrainingSim
+from .task import QUERY_NOISE, retrieval_episodes, retrieval_targets
+from .trainer import OUTCOMES, UNSTABLE_LOSS, UNSTABLE_RISE, Trainer, train_heads
+
+__all__ = [
+    "ADAM_BETAS",
+    "ADAM_EPS",
+    "CHECKPOINTS",
+    "FIRST_STEP_OPTIMIZERS",
+    "FOLDING_OUTCOMES",
+    "HEAD_SCALINGS",
+    "OPTIMIZERS",
+    "OUTCOMES",
+    "PROBE_STATISTICS",
+    "QUERY_NOISE",
+    "SCALINGS",
+    "SCORE_SCALINGS",
+    "UNSTABLE_LOSS",
+    "UNSTABLE_RISE",
+    "FoldingSim",
+    "Heads",
+    "LRSweepSim",
+    "Optimizer",
+    "Scaling",
+    "Trainer",
+    "TrainingSim",
+    "adafactor_update",
+    "adam_update",
+    "checkpoint_steps",
+    "fold_gaps",
+    "folded_query_lr_factor",
+    "mup_lr_multiplier",
+    "optimizer_named",
+    "qk_normalize",
+    "qknorm_gain",
+    "retrieval_episodes",
+    "retrieval_targets",
+    "scaling_named",
+    "t5_fold_divisor",
+    "train_heads",
+]
