@@ -28,7 +28,7 @@ from . import ANALYSES, all_figures
 from ._data import DataError, read_manifest
 
 __all__ = [
-    "build_findings", "build_numbers", "build_page", "build_pdf", "readme_findings", "recorded_findings",
+    "build_findings", "build_numbers", "build_page", "build_pdf", "claim_findings", "readme_findings", "recorded_findings",
     "rounded_as_stated", "update_readme",
 ]
 
@@ -160,6 +160,12 @@ def recorded_findings(claims=None):
     return out
 
 
+def claim_findings(claims):
+    """``{claim: its finding}`` from ``claims.csv`` (a frame), in its order: each claim's gravest check's, ``""`` where
+    none of its checks was decided."""
+    return {cid: worst_finding(g["finding"].fillna("")) for cid, g in claims.groupby("claim", sort=False)}
+
+
 def _finding_cards(errata):
     """One card per recorded finding: the checks of a claim that carry the same statement, correction
     and sentence (say, one per optimiser and width) share it, each with its own evidence and grade.
@@ -241,7 +247,7 @@ def build_findings(out):
     run = json.loads((out / "claims.run.json").read_text()) if (out / "claims.run.json").exists() else {}
     calibration = out / "calibration.run.json"
     cards = _finding_cards(recorded_findings(claims))
-    findings = {cid: worst_finding(g["finding"].fillna("")) for cid, g in claims.groupby("claim", sort=False)}
+    findings = claim_findings(claims)
     by_finding = {f: sum(v == f for v in findings.values()) for f in (*FINDINGS, "")}
     draft = run.get("n_factor", 1.0) < 1.0
     lines = ["# What the suite found about section 4.3", "",
@@ -334,7 +340,7 @@ def build_page(out):
         figures.append(dict(name=name, study=study, caption=spec["caption"], width=spec["width"], claims=support,
                             png=f"figures/{name}.png", pdf=f"figures/{name}.pdf"))
     errata = _finding_cards(recorded_findings(claims))
-    findings = {cid: worst_finding(g["finding"].fillna("")) for cid, g in claims.groupby("claim", sort=False)}
+    findings = claim_findings(claims)
     rows = []
     for _, r in claims.iterrows():
         v = r["verdict"]
