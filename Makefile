@@ -85,6 +85,11 @@ $(OUT)/claims.csv: $(STATS_SRC) $(OUT)/.config | $(STAMP)
 $(OUT)/numbers.tex $(OUT)/numbers.json &: $(OUT)/claims.csv analyses/report.py
 	$(BIN)/python -m analyses.report numbers --out $(OUT)
 
+# What the run found about the text, in Markdown (the README links it): from the claims table,
+# and from the calibration once `make calibrate` has run.
+$(OUT)/findings.md: $(OUT)/claims.csv analyses/report.py $(wildcard $(OUT)/calibration.run.json)
+	$(BIN)/python -m analyses.report findings --out $(OUT)
+
 $(OUT)/figures.pdf: $(STUDIES:%=$(OUT)/figures/%.stamp) analyses/report.py
 	$(BIN)/python -m analyses.report pdf --out $(OUT)
 
@@ -92,7 +97,7 @@ $(OUT)/index.html: $(OUT)/claims.csv $(OUT)/numbers.json $(STUDIES:%=$(OUT)/figu
 		$(wildcard $(OUT)/calibration.csv)
 	$(BIN)/python -m analyses.report page --out $(OUT)
 
-$(OUT)/.built: $(OUT)/index.html $(OUT)/figures.pdf $(OUT)/numbers.tex
+$(OUT)/.built: $(OUT)/index.html $(OUT)/figures.pdf $(OUT)/numbers.tex $(OUT)/findings.md
 	@touch $@
 
 # `make reports` runs its independent steps on every core (the bytes do not depend on it);
@@ -100,7 +105,7 @@ $(OUT)/.built: $(OUT)/index.html $(OUT)/figures.pdf $(OUT)/numbers.tex
 NPROC := $(shell nproc 2>/dev/null || echo 1)
 # Every step may use every core (WORKERS overrides): the steps running side by side then
 # share them, and none idles at the end while the longest step (verify with its mutants)
-# still runs on half the machine (the README's Performance section has the times).
+# still runs on half the machine (docs/performance.md has the times).
 STEP_WORKERS := $(if $(WORKERS),$(WORKERS),$(NPROC))
 
 # The one measured study times the backward pass: it runs after every simulation, alone,
@@ -129,7 +134,7 @@ endif
 .PHONY: build-reports
 build-reports: $(STAMP) $(OUT)/.built
 	@if [ $(OUT)/.built -nt $(OUT)/.reported ] 2>/dev/null || [ ! -e $(OUT)/.reported ]; then \
-	  echo "reports: built $(OUT)/index.html, $(OUT)/figures.pdf, $(OUT)/numbers.tex"; \
+	  echo "reports: built $(OUT)/index.html, $(OUT)/figures.pdf, $(OUT)/numbers.tex, $(OUT)/findings.md"; \
 	else echo "reports: nothing to do, every output is up to date"; fi
 	@touch $(OUT)/.reported
 	@status=$$(cat $(OUT)/.verify-status 2>/dev/null || echo 1); if [ "$$status" != 0 ]; then \
@@ -154,11 +159,12 @@ calibrate: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
+# Writes $(OUT)/bench.csv and $(OUT)/bench.md (the same rows as a table, with the machine: the README links it).
 # BASELINE=<commit> times that commit's cold build and draft beside this one's (default: the build before
 # the training claims; BASELINE=none skips).
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks --out $(OUT) $(if $(BASELINE),--baseline $(BASELINE))
 
 clean:
-	rm -rf $(OUT)/data $(OUT)/figures $(OUT)/.deps $(OUT)/*.csv $(OUT)/*.json $(OUT)/*.tex $(OUT)/*.pdf $(OUT)/*.html \
+	rm -rf $(OUT)/data $(OUT)/figures $(OUT)/.deps $(OUT)/*.csv $(OUT)/*.json $(OUT)/*.tex $(OUT)/findings.md $(OUT)/bench.md $(OUT)/*.pdf $(OUT)/*.html \
 	  $(OUT)/*.png $(OUT)/.config $(OUT)/.built $(OUT)/.reported $(OUT)/.verify-status .pytest_cache .hypothesis

@@ -8,7 +8,7 @@ import os
 import tempfile
 from pathlib import Path
 
-__all__ = ["atomic_path", "write_bytes", "write_csv", "write_text"]
+__all__ = ["atomic_path", "markdown_table", "write_bytes", "write_csv", "write_text"]
 
 
 def _umask():
@@ -51,3 +51,13 @@ def write_text(text, path):
 def write_bytes(data, path):
     with atomic_path(path) as tmp:
         Path(tmp).write_bytes(data)
+
+
+def markdown_table(header, rows):
+    """The lines of a Markdown table of ``header`` and ``rows`` (sequences of cells): each cell on one
+    line, its pipes escaped, so that no value can break the table."""
+    def cell(value):
+        return " ".join(str(value).split()).replace("|", "\\|")
+
+    lines = ["| " + " | ".join(cell(c) for c in header) + " |", "|" + "---|" * len(header)]
+    return lines + ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]

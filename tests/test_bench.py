@@ -41,3 +41,27 @@ def test_a_baseline_commit_that_is_not_here_is_a_reason_not_a_crash(tmp_path):
     why = bench._baseline_tree("0" * 40, tmp_path)
     assert isinstance(why, str) and "no commit" in why
     assert not (tmp_path / "baseline").exists()
+
+
+def test_bench_md_is_the_csv_s_rows_as_a_table():
+    import numpy as np
+    import pandas as pd
+
+    rows = [bench.row("a ratio | piped", 1.234567, "<= 2", "ratio", "15 pairs\nalternating"),
+            bench.row("a missed ratio", 3.0, "<= 2", "ratio", ""),
+            bench.row("not timed", math.nan, ">= 0.9", "ratio", "dask not installed", meets=False),
+            bench.row("a plain number", np.float64(0.5), "", "s", "")]
+    frame = pd.DataFrame(rows, columns=["benchmark", "value", "target", "meets", "unit", "detail"])
+    frame["cores"], frame["numpy"], frame["blas"], frame["machine"] = 2, "2.4.6", "openblas 0.3.31", "x86_64, Python 3.11.7"
+    text = bench.bench_markdown(frame)
+    lines = text.splitlines()
+    assert lines[0] == "# Benchmarks" and "do not edit" in text and "docs/performance.md" in text
+    assert "Machine: x86_64, Python 3.11.7; cores 2, numpy 2.4.6, blas openblas 0.3.31." in lines
+    table = [line for line in lines if line.startswith("|")]
+    assert table[0] == "| benchmark | value | unit | target | met | detail |"
+    assert table[2:] == [
+        "| a ratio \\| piped | 1.23 | ratio | <= 2 | yes | 15 pairs alternating |",
+        "| a missed ratio | 3 | ratio | <= 2 | **missed** |  |",
+        "| not timed | not timed | ratio | >= 0.9 | **missed** | dask not installed |",
+        "| a plain number | 0.5 | s |  |  |  |",
+    ]

@@ -38,7 +38,7 @@ def _digests(out):
     skip = {p for name, m in ANALYSES.items() if getattr(m, "MEASURED", False) for p in _study_outputs(out, name)}
     files = [
         p for p in out.rglob("*")
-        if p.is_file() and p.suffix in (".csv", ".png", ".pdf", ".tex") and p not in skip and p.name != "page-screenshot.png"
+        if p.is_file() and p.suffix in (".csv", ".png", ".pdf", ".tex", ".md") and p not in skip and p.name != "page-screenshot.png"
     ]
     return {str(p.relative_to(out)): hashlib.sha256(p.read_bytes()).hexdigest() for p in files}
 
@@ -51,8 +51,9 @@ def _study_outputs(out, study):
 
 
 def test_every_output_exists(built):
-    for name in ("index.html", "figures.pdf", "numbers.tex", "numbers.json", "claims.csv", "claims.run.json"):
+    for name in ("index.html", "figures.pdf", "numbers.tex", "numbers.json", "claims.csv", "claims.run.json", "findings.md"):
         assert (built / name).stat().st_size > 0, name
+    assert "`saturation-table`" in (built / "findings.md").read_text()
     assert (built / "figures.pdf").read_bytes()[:4] == b"%PDF"
     tex = (built / "numbers.tex").read_text()
     assert r"\newcommand{\expCutoffFloatSixteen}{11.09}" in tex

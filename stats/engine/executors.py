@@ -248,7 +248,7 @@ def _warn_about_worker_malloc(client):
         warnings.warn(
             f"the Dask workers run with {found}: glibc then maps every array over 128 KiB afresh, and this "
             f"suite's simulations take about 1.5x as long; give the workers {wanted} through the Dask setting "
-            "distributed.nanny.pre-spawn-environ (see 'Running on a Dask cluster' in the README)",
+            "distributed.nanny.pre-spawn-environ (see docs/dask.md)",
             RuntimeWarning,
             stacklevel=4,
         )

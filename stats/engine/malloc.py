@@ -13,7 +13,7 @@ at 128 KiB (Dask's nanny sets ``MALLOC_TRIM_THRESHOLD_=65536``): every array ove
 
 The command lines and the local pool's workers set the thresholds with
 :func:`tune_malloc`; a Dask cluster's workers get them from their environment
-(:data:`MALLOC_ENVIRON`, see the README).
+(:data:`MALLOC_ENVIRON`, see ``docs/dask.md``).
 """
 
 from __future__ import annotations
