@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analyses.backward_cost import peak_memory
+from stats.exact.memory import peak_memory
 
 ROOT = Path(__file__).resolve().parents[1]
 
