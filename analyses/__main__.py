@@ -15,8 +15,8 @@ from . import ANALYSES, render
 
 
 def build_parser():
-    from stats.claims.defaults import DEFAULT_SEED
     from stats.engine.executors import default_workers
+    from stats.settings import DEFAULT_SEED
 
     parser = Parser(prog="python -m analyses", description="Run the studies behind the book's figures.")
     parser.add_argument("names", nargs="*", metavar="STUDY", help=f"studies to run (default: all): {', '.join(ANALYSES)}")

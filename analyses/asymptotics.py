@@ -11,13 +11,12 @@ import numpy as np
 import pandas as pd
 
 from stats.models.asymptotics import saturation_asymptotics
+from stats.settings.saturation import ASYMPTOTIC_KEYS as KEYS, ASYMPTOTIC_STUDY_WIDTHS as WIDTHS
 
 from ._data import StudyWriter, read_table
 from .saturation import _exact_rows
 
 STUDY = "asymptotics"
-KEYS = (8, 32, 128, 1024)
-WIDTHS = tuple(2**k for k in range(2, 17))
 FIGURES = {
     "asymptotics": dict(
         width="full",

@@ -11,22 +11,21 @@ from __future__ import annotations
 import math
 import statistics
 import time
-import tracemalloc
 
 import numpy as np
 import pandas as pd
 
 from stats.exact.attention import attention_backward, scaled_dot_product_attention
 from stats.exact.cost import attention_matmul_flops, count_matmuls
+from stats.exact.memory import peak_memory
 from stats.exact.tiled import tiled_attention_backward, tiled_attention_forward
+from stats.settings.numerics import (COST_BLOCK as BLOCK, COST_LENGTHS as LENGTHS, COST_QUICK_LENGTHS, COST_QUICK_REPEATS,
+                                     COST_REPEATS, COST_WIDE_FROM, COST_WIDE_REPEATS, COST_WIDTH as D)
 
 from ._data import StudyWriter, read_table
 
 STUDY = "backward_cost"
 MEASURED = True
-LENGTHS = (256, 384, 512, 768, 1024, 2048, 4096)
-D = 64
-BLOCK = 256
 FIGURES = {
     "backward_cost": dict(
         width="full",
@@ -40,16 +39,6 @@ FIGURES = {
         claims=("backward-flops", "tiled-equals-dense"),
     ),
 }
-
-
-def peak_memory(fn):
-    """Peak bytes traced (``tracemalloc``) while ``fn()`` runs."""
-    tracemalloc.start()
-    tracemalloc.reset_peak()
-    fn()
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
-    return peak
 
 
 def _median_ratio(f, g, reps, inner=3):
@@ -80,7 +69,7 @@ def simulate(out, *, seed, quick=False, workers=1):
     w = StudyWriter(out, STUDY, seed=seed, quick=quick)
     rng = np.random.default_rng(np.random.SeedSequence(seed))
     rows = []
-    for T in LENGTHS[:3] if quick else LENGTHS:
+    for T in COST_QUICK_LENGTHS if quick else LENGTHS:
         Q, K, V, dO = (rng.standard_normal((T, D), dtype=np.float32) for _ in range(4))
         O, lse = tiled_attention_forward(Q, K, V, block_size=BLOCK)
         dense = peak_memory(lambda: attention_backward(Q, K, V, dO))
@@ -88,7 +77,7 @@ def simulate(out, *, seed, quick=False, workers=1):
         with count_matmuls() as log:
             attention_backward(Q, K, V, dO)
         flops = attention_matmul_flops(log)
-        reps = 3 if quick else (5 if T >= 2048 else 9)
+        reps = COST_QUICK_REPEATS if quick else (COST_WIDE_REPEATS if T >= COST_WIDE_FROM else COST_REPEATS)
         r, lo, hi = _median_ratio(lambda: attention_backward(Q, K, V, dO), lambda: scaled_dot_product_attention(Q, K, V), reps)
         rows.append(dict(T=T, d=D, dense_peak_mib=dense / 2**20, tiled_peak_mib=tiled / 2**20,
                          flop_ratio=flops["backward"] / flops["forward"], time_ratio=r, time_ratio_q25=lo, time_ratio_q75=hi))

@@ -10,13 +10,13 @@ from __future__ import annotations
 import pandas as pd
 
 from stats.models.heads import HeadSim
+from stats.settings.fresh import FLOW_QUICK_ROWS, FLOW_ROWS, FLOW_WIDTHS as WIDTHS
 from stats.training import HEAD_SCALINGS
 
 from ._common import mean_row, run
 from ._data import StudyWriter, read_table
 
 STUDY = "gradient_flow"
-WIDTHS = (8, 16, 32, 64, 128, 256, 512, 1024)
 STATS = ("dwq_norm", "dwk_norm", "ds_median_row", "ds_norm", "grad_rows", "max_weight")
 FIGURES = {
     "gradient_flow": dict(
@@ -35,7 +35,7 @@ FIGURES = {
 def simulate(out, *, seed, quick=False, workers=1):
     w = StudyWriter(out, STUDY, seed=seed, quick=quick)
     sims = [HeadSim(d, sc) for sc in HEAD_SCALINGS for d in WIDTHS]
-    n = 24 if quick else 256
+    n = FLOW_QUICK_ROWS if quick else FLOW_ROWS
     res = run([(s, n) for s in sims], seed=seed, workers=workers)
     rows = [dict(d_k=s.d_k, scaling=s.scaling, statistic=st, **mean_row(res[s.key].summary(st))) for s in sims for st in STATS]
     w.table("heads", pd.DataFrame(rows))

@@ -10,13 +10,12 @@ import numpy as np
 import pandas as pd
 
 from stats.models.spectra import SpectrumSim
+from stats.settings.fresh import SPECTRA_KEYS as T, SPECTRA_QUICK_ROWS, SPECTRA_ROWS, SPECTRA_WIDTHS as WIDTHS
 
 from ._common import mean_row, run
 from ._data import StudyWriter, read_table
 
 STUDY = "jacobian_spectra"
-T = 32
-WIDTHS = (1, 4, 16, 64, 256, 1024, 4096, 16384)
 STATS = ("lam_max", "eff_rank", "tr_j", "tr_j2")
 FIGURES = {
     "jacobian_spectra": dict(
@@ -37,7 +36,7 @@ FIGURES = {
 def simulate(out, *, seed, quick=False, workers=1):
     w = StudyWriter(out, STUDY, seed=seed, quick=quick)
     sims = [SpectrumSim(d, T, sc) for sc in ("none", "sqrt") for d in WIDTHS]
-    n = 2_000 if quick else 20_000
+    n = SPECTRA_QUICK_ROWS if quick else SPECTRA_ROWS
     res = run([(s, n) for s in sims], seed=seed, workers=workers, keep={s.key: STATS for s in sims})
     rows, quant = [], []
     for s in sims:

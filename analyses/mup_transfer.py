@@ -20,26 +20,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from stats.claims.statements.training_fixes import MUP_BASE, MUP_STEPS, PARAMETERISATIONS
 from stats.training import LRSweepSim
+from stats.settings.fixes import (MUP_BASE, MUP_STEPS, MUP_STUDY_GRIDS as GRIDS, MUP_STUDY_QUICK_RUNS as QUICK_RUNS,
+                                  MUP_STUDY_QUICK_WIDTHS as QUICK_WIDTHS, MUP_STUDY_RUNS as RUNS, MUP_STUDY_WIDE_RUNS as WIDE_RUNS,
+                                  MUP_STUDY_WIDTHS as WIDTHS, PARAMETERISATIONS)
 
 from ._common import mean_row, run
 from ._data import StudyWriter, read_table
 
 STUDY = "mup_transfer"
-#: Five rates a parameterisation, half a decade apart, around its best at every width (muP's at
-#: 512 sits at the top, 1, as it did on the wider grid).  A seed trains every rate of its grid,
-#: so the two rates of the common 7-rate grid (1e-3 to 1) that each parameterisation leaves out,
-#: flat or diverged at every width there (README, Performance), would cost two sevenths.
-GRIDS = {
-    "sqrt/None": (1e-3, 3e-3, 1e-2, 3e-2, 1e-1),
-    "mup/None": (3e-3, 1e-2, 3e-2, 1e-1, 3e-1),
-    f"mup/{MUP_BASE}": (1e-2, 3e-2, 1e-1, 3e-1, 1.0),
-}
-WIDTHS, QUICK_WIDTHS = (16, 32, 64, 128, 256, 512), (16, 32, 64)
-#: Seeds a cell: 8, 3 from d_k = 256 (each seed trains its 5 grid rates: at 512 a seed costs
-#: as much as 64 seeds at 64), 2 in a draft.
-RUNS, WIDE_RUNS, QUICK_RUNS = 8, 3, 2
 NAMES = {"sqrt/None": "standard", "mup/None": "1/d_k, one rate", f"mup/{MUP_BASE}": "muP (rate d_0/d_model)"}
 FIGURES = {
     "mup_transfer": dict(
@@ -72,7 +61,7 @@ def cells(*, quick):
 
 
 def runs(sim, *, quick):
-    """Seeds a cell trains (module docstring)."""
+    """Seeds a cell trains: 8, 3 from d_k = 256 (each seed trains its 5 grid rates), 2 in a draft."""
     return QUICK_RUNS if quick else (WIDE_RUNS if sim.d_k >= 256 else RUNS)
 
 

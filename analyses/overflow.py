@@ -19,11 +19,11 @@ import pandas as pd
 
 from stats.exact.attention import naive_softmax, softmax
 from stats.exact.formats import FORMATS, exp_overflow_threshold, float_format
+from stats.settings.numerics import OVERFLOW_KEYS as T, OVERFLOW_POINTS, OVERFLOW_QUICK_POINTS
 
 from ._data import StudyWriter, read_table
 
 STUDY = "overflow"
-T = 32
 WRONG = 1e-2  # an error this large means the weights are garbage, NaN or not
 FIGURES = {
     "overflow": dict(
@@ -59,7 +59,7 @@ def simulate(out, *, seed, quick=False, workers=1):
     w = StudyWriter(out, STUDY, seed=seed, quick=quick)
     rows = []
     for dtype in FORMATS:
-        grid = np.unique(np.concatenate([np.linspace(0.1, 100, 500 if quick else 2000), _near(exp_overflow_threshold(dtype), dtype)]))
+        grid = np.unique(np.concatenate([np.linspace(0.1, 100, OVERFLOW_QUICK_POINTS if quick else OVERFLOW_POINTS), _near(exp_overflow_threshold(dtype), dtype)]))
         for m in grid:
             s = _row(m, dtype)
             ref = softmax(s.astype(np.float64))

@@ -18,16 +18,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from stats.claims.statements.training_fixes import GAIN_LR, QK_STEPS
 from stats.training import UNSTABLE_LOSS, UNSTABLE_RISE, TrainingSim
+from stats.settings.fixes import (GAIN_LR, QK_STEPS, QK_STUDY_GRID as GRID, QK_STUDY_QUICK_RUNS as QUICK_RUNS,
+                                  QK_STUDY_QUICK_WIDTHS as QUICK_WIDTHS, QK_STUDY_RUNS as RUNS, QK_STUDY_WIDTHS as WIDTHS)
 
 from ._common import mean_row, run
 from ._data import StudyWriter, read_table
 
 STUDY = "qknorm_growth"
-GRID = (1e-3, 3e-3, 1e-2, 3e-2, 1e-1, 3e-1, 1.0, 3.0)
-WIDTHS, QUICK_WIDTHS = (16, 64), (16,)
-RUNS, QUICK_RUNS = 16, 4
 TOLERANCE = 0.05
 STATS = ("max_logit_train", "large_logit", "unstable", "unstable_step", "loss_8", "learned", "onehot_at_unstable",
          "onehot_before_unstable", "onehot_final")

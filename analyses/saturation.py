@@ -16,18 +16,14 @@ from stats.models.saturation import SaturationSim
 from stats.models.saturation_quadrature import saturation_exact
 from stats.models.scores import score_scale
 
-from ._common import mean_row, run
-from stats.claims.statements.saturation import STATED_TABLE
+from stats.settings.saturation import (EXAMPLE_ROWS, ROW_WIDTH, STATED_TABLE, STUDY_KEYS as KEYS, STUDY_MC_ROWS,
+                                       STUDY_MC_WIDTHS as MC_WIDTHS, STUDY_QUICK_KEYS, STUDY_QUICK_MC_ROWS, STUDY_QUICK_WIDTHS,
+                                       STUDY_WIDTHS as WIDTHS, T)
 
+from ._common import mean_row, run
 from ._data import StudyWriter, read_table
 
 STUDY = "saturation"
-T = 32
-WIDTHS = tuple(2**k for k in range(0, 17))
-MC_WIDTHS = (4, 16, 64, 256, 1024, 4096)
-KEYS = (2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
-ROW_WIDTH = 512
-EXAMPLE_ROWS = 12
 #: The section's stated numbers at the two ends of its table, as the figure marks them:
 #: (statistic, scaling, d_k, the text's number), from the registry's one copy.
 STATED = tuple((stat, sc, d, float(text)) for stat, sc, d, text, _ in STATED_TABLE if d in (4, 1024))
@@ -76,11 +72,11 @@ def _exact_rows(points, workers):
 
 def simulate(out, *, seed, quick=False, workers=1):
     w = StudyWriter(out, STUDY, seed=seed, quick=quick)
-    widths = WIDTHS[:13:2] if quick else WIDTHS  # a draft draws every other width, up to 2^12
-    keys = (2, 8, 32, 128, 1024) if quick else KEYS
+    widths = STUDY_QUICK_WIDTHS if quick else WIDTHS  # a draft draws every other width, up to 2^12
+    keys = STUDY_QUICK_KEYS if quick else KEYS
     w.table("exact_width", pd.DataFrame(_exact_rows([(d, T, sc) for sc in ("none", "sqrt") for d in widths], workers)))
     w.table("exact_keys", pd.DataFrame(_exact_rows([(ROW_WIDTH, k, sc) for sc in ("none", "sqrt") for k in keys], workers)))
-    n = 20_000 if quick else 400_000
+    n = STUDY_QUICK_MC_ROWS if quick else STUDY_MC_ROWS
     mc_sims = [SaturationSim(d, T, sc) for sc in ("none", "sqrt") for d in MC_WIDTHS]
     key_sims = [SaturationSim(ROW_WIDTH, k, "none") for k in KEYS]
     res = run([(s, n) for s in mc_sims + key_sims], seed=seed, workers=workers)

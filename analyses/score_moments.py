@@ -15,17 +15,14 @@ from stats.training import qknorm_gain
 from stats.models.distributions import score_distribution
 from stats.models.laws import entry_law
 from stats.models.sampling import CosineSim, ScoreSim
+from stats.settings.fresh import (GAIN_KEYS, LAW_NAMES as LAWS, SCORE_FAST as FAST, SCORE_HIST as HIST, SCORE_NUMBERS,
+                                  SCORE_QUICK_ROWS, SCORE_RHO as RHO, SCORE_ROWS, SCORE_ROWS_CAP, SCORE_WIDTHS as WIDTHS)
 
 from ._common import rows_for, run, variance_row
 from ._data import StudyWriter, read_table
 
 STUDY = "score_moments"
-LAWS = ("gaussian", "rademacher", "uniform", "student_t")
-FAST = {"gaussian": "chi2", "rademacher": "bitpacked", "uniform": "direct", "student_t": "direct"}
-WIDTHS = tuple(2**k for k in range(0, 13))
-HIST = ((1, 0.0), (1, 0.6), (512, 0.0), (512, 0.6))
-RHO = 0.5
-GAIN = qknorm_gain(32)
+GAIN = qknorm_gain(GAIN_KEYS)
 FIGURES = {
     "score_variance": dict(
         width="column",
@@ -54,12 +51,12 @@ FIGURES = {
 def simulate(out, *, seed, quick=False, workers=1):
     w = StudyWriter(out, STUDY, seed=seed, quick=quick)
     sims = {(d, law): ScoreSim(d, entries=entry_law(law), method=FAST[law]) for d in WIDTHS for law in LAWS}
-    jobs = [(s, rows_for(s, quick=quick, numbers=4e7, cap=100_000)) for s in sims.values()]
+    jobs = [(s, rows_for(s, quick=quick, numbers=SCORE_NUMBERS, cap=SCORE_ROWS_CAP)) for s in sims.values()]
     hist = {(d, r): ScoreSim(d, r, method="direct") for d, r in HIST}
-    jobs += [(s, 20_000 if quick else 200_000) for s in hist.values()]
+    jobs += [(s, SCORE_QUICK_ROWS if quick else SCORE_ROWS) for s in hist.values()]
     corr = {d: ScoreSim(d, RHO, method="chi2") for d in WIDTHS}
     cos = {d: CosineSim(d, RHO, method="chi2") for d in WIDTHS}
-    jobs += [(s, 20_000 if quick else 200_000) for s in list(corr.values()) + list(cos.values())]
+    jobs += [(s, SCORE_QUICK_ROWS if quick else SCORE_ROWS) for s in list(corr.values()) + list(cos.values())]
     res = run(jobs, seed=seed, workers=workers, keep={s.key: ("score",) for s in hist.values()})
     rows = []
     for (d, law), s in sims.items():

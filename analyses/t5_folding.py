@@ -15,18 +15,16 @@ from __future__ import annotations
 
 import pandas as pd
 
-from stats.claims.statements.training_fixes import FOLD_LRS, FOLD_STEPS, T5_STEPS
 from stats.training import FoldingSim, TrainingSim
+from stats.settings.fixes import (FOLD_LRS, FOLD_STEPS, FOLD_STUDY_QUICK_WIDTHS as QUICK_GAP_WIDTHS, FOLD_STUDY_WIDTHS as GAP_WIDTHS,
+                                  T5_STEPS, T5_STUDY_QUICK_RUNS as QUICK_RUNS, T5_STUDY_QUICK_WIDTHS as QUICK_WIDTHS,
+                                  T5_STUDY_RATES as RATES, T5_STUDY_RUNS as RUNS, T5_STUDY_WIDE_RUNS as WIDE_RUNS,
+                                  T5_STUDY_WIDTHS as WIDTHS)
 
 from ._common import mean_row, run
 from ._data import StudyWriter, read_table
 
 STUDY = "t5_folding"
-#: The divided head's good rate per optimiser (its best grid rate in the training study at d_k = 64).
-RATES = {"sgd": 3.0, "adam": 1e-2, "adafactor": 1e-1}
-WIDTHS, QUICK_WIDTHS = (16, 64, 256), (16, 64)
-GAP_WIDTHS, QUICK_GAP_WIDTHS = (16, 32, 64, 128), (16, 32)
-RUNS, WIDE_RUNS, QUICK_RUNS = 16, 4, 4
 STATS = ("loss_8", "accuracy_8", "learned", "steps_to_accuracy", "unstable")
 OPT_LABELS = {"sgd": "SGD", "adam": "Adam", "adafactor": "Adafactor"}
 OPT_COLORS = {"sgd": "#d55e00", "adam": "#0072b2", "adafactor": "#009e73"}

@@ -12,12 +12,12 @@ import pandas as pd
 
 from stats.models.fixes import t5_step_ratio
 from stats.models.heads import T5Sim
+from stats.settings.fixes import T5_STEP_QUICK_RUNS, T5_STEP_RUNS, T5_STEP_WIDTHS as WIDTHS
 
 from ._common import mean_row, run
 from ._data import StudyWriter, read_table
 
 STUDY = "t5_steps"
-WIDTHS = (4, 8, 16, 32, 64, 128, 256, 512, 1024)
 FIGURES = {
     "t5_steps": dict(
         width="column",
@@ -34,7 +34,7 @@ FIGURES = {
 def simulate(out, *, seed, quick=False, workers=1):
     w = StudyWriter(out, STUDY, seed=seed, quick=quick)
     sims = [T5Sim(d, opt) for opt in ("adam", "sgd") for d in WIDTHS]
-    res = run([(s, 8 if quick else 64) for s in sims], seed=seed, workers=workers)
+    res = run([(s, T5_STEP_QUICK_RUNS if quick else T5_STEP_RUNS) for s in sims], seed=seed, workers=workers)
     rows = []
     for s in sims:
         for side in ("query", "key"):

@@ -15,35 +15,17 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from stats.claims.statements.training import ADAM_LRS, BEST_LR, SGD_LRS, STEPS
 from stats.training import CHECKPOINTS, PROBE_STATISTICS, TrainingSim, checkpoint_steps
+from stats.settings.training import (ALIGNMENT_LR, CURVE_SCALINGS, GRIDS, STEPS, STUDY_MID_RUNS as MID_RUNS,
+                                     STUDY_QUICK_RUNS as QUICK_RUNS, STUDY_QUICK_SHAPES as QUICK_SHAPES, STUDY_RUNS as RUNS,
+                                     STUDY_SCALINGS as SCALINGS, STUDY_SHAPES as SHAPES, STUDY_WIDE_OFF_BEST_RUNS as WIDE_OFF_BEST_RUNS,
+                                     STUDY_WIDE_RUNS as WIDE_RUNS)
+from stats.tuning import training_best_lr
 
 from ._common import mean_row, run
 from ._data import StudyWriter, read_table
 
 STUDY = "training"
-#: (d_k, d_model): square widths.  The registry's third shape, d_model = 4 d_k (64, 256), is
-#: tested there at its best rates (24-32 runs a check); its learning-rate curves, a third of
-#: this study's 256-wide cost, are left out to keep `make reports` within its budget (README,
-#: Performance).
-SHAPES = ((16, 16), (64, 64), (256, 256))
-QUICK_SHAPES = ((16, 16), (64, 64))
-GRIDS = {"sgd": SGD_LRS, "adam": ADAM_LRS}
-#: muP's 1/d_k is trained under Adam at one rate (0.01), for its logits' growth against
-#: 1/sqrt(d_k) (the alignment figure); its learning-rate curves, widths 16 to 512, are the
-#: muP study's (analyses/mup_transfer.py).
-SCALINGS = {"sgd": ("none", "sqrt"), "adam": ("none", "sqrt", "mup")}
-CURVE_SCALINGS = ("none", "sqrt")
-ALIGNMENT_LR = 1e-2
-RUNS, QUICK_RUNS = 16, 2
-#: At d_k = d_model = 64 a cell costs about 4 times a 16-wide one: 8 runs (the registry's checks
-#: test 16 and 256, not 64; this column draws the curves' trend between them).
-MID_RUNS = 8
-#: Where d_model = 256 a cell costs 4-16 times a 64-wide one: 8 runs at the rates the figures
-#: read there (the registry's best grid rates, chosen on another seed, and Adam's 0.01 for the
-#: alignment figure), 4 at the other grid rates, which only draw the curves' shape.  The
-#: registry's own checks (24-32 runs) carry the statistical weight at these widths.
-WIDE_RUNS, WIDE_OFF_BEST_RUNS = 8, 4
 STATS = (
     ("learned", "steps_to_accuracy", "diverged", "max_logit_final", "q_square_final", "k_square_final")
     + tuple(f"{name}_{k}" for name in PROBE_STATISTICS for k in range(CHECKPOINTS))
@@ -121,15 +103,16 @@ def simulate(out, *, seed, quick=False, workers=1):
 
 
 def runs(sim, *, quick):
-    """Runs a cell trains: 16 where d_model = 16, 8 where it is 64 (:data:`MID_RUNS`); where
-    d_model = 256, 8 at a rate a figure reads and 4 elsewhere (:data:`WIDE_RUNS`); 2 in a draft."""
+    """Runs a cell trains: 16 where d_model = 16, 8 where it is 64; where d_model = 256, 8 at a
+    rate a figure reads (the claims' best grid rates, :func:`stats.tuning.training_best_lr`, and
+    Adam's 0.01) and 4 elsewhere; 2 in a draft (:mod:`stats.settings.training`)."""
     if quick:
         return QUICK_RUNS
     if sim.d_model < 64:
         return RUNS
     if sim.d_model < 256:
         return MID_RUNS
-    read = BEST_LR.get(((sim.d_k, sim.d_model), sim.scaling, sim.optimizer)) == sim.lr or (
+    read = training_best_lr().get(((sim.d_k, sim.d_model), sim.scaling, sim.optimizer)) == sim.lr or (
         sim.optimizer == "adam" and sim.lr == ALIGNMENT_LR)
     return WIDE_RUNS if read else WIDE_OFF_BEST_RUNS
 
@@ -210,7 +193,7 @@ def figures(out):
         for sc in ("none", "sqrt"):
             # The registry's rate where it tests this shape (a draft's widest shape it does not: the data's best).
             r = best[(best["d_k"] == d_big) & (best["d_model"] == d_big) & (best["optimizer"] == opt) & (best["scaling"] == sc)]
-            lr = BEST_LR.get(((d_big, d_big), sc, opt), float(r["lr"].iloc[0]) if len(r) else None)
+            lr = training_best_lr().get(((d_big, d_big), sc, opt), float(r["lr"].iloc[0]) if len(r) else None)
             if lr is None:
                 continue
             for ax, name in zip(axes, ("learned_by", "loss", "frozen", "max_weight")):

@@ -41,7 +41,9 @@ def test_the_training_study_spends_its_runs_where_its_figures_read():
     alignment figures), 4 elsewhere; 8 at d_model = 64 and 16 at 16; 1/d_k only at 0.01 (its rate curves
     are the muP study's); a draft's cells train 2."""
     from analyses import training
-    from stats.claims.statements.training import BEST_LR
+    from stats.tuning import training_best_lr
+
+    BEST_LR = training_best_lr()
 
     cells = training.cells(quick=False)
     runs = {(s.d_k, s.d_model, s.scaling, s.optimizer, s.lr): training.runs(s, quick=False) for s in cells}

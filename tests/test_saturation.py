@@ -135,7 +135,7 @@ def test_monte_carlo_agrees_within_an_mcse_below_2e_5():
 
 
 def test_the_section_table_in_exact_values():
-    from stats.claims.statements.saturation import STATED_TABLE
+    from stats.settings.saturation import STATED_TABLE
 
     none4, none1024 = saturation_exact(4, 32, scaling="none"), saturation_exact(1024, 32, scaling="none")
     assert none4["trace"] / none1024["trace"] > 10

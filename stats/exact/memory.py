@@ -24,7 +24,7 @@ from .._validation import check_integer
 from .attention import attention_backward, scaled_dot_product_attention
 from .tiled import tiled_attention_backward, tiled_attention_forward
 
-__all__ = ["attention_memory", "attention_memory_alone"]
+__all__ = ["attention_memory", "attention_memory_alone", "peak_memory"]
 
 #: The largest side this function accepts: a dense pass at 8192 already holds about 2 GB.
 MAX_SIDE = 8192
@@ -35,6 +35,17 @@ MAX_SIDE = 8192
 #: pool's bookkeeping), or the measurement's own snapshots, allocate meanwhile.
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _OWN = [tracemalloc.Filter(True, os.path.join(_HERE, "*")), tracemalloc.Filter(False, os.path.abspath(__file__))]
+
+
+def peak_memory(fn):
+    """Peak bytes traced (``tracemalloc``) while ``fn()`` runs: every allocation of the process,
+    unfiltered (the backward-cost study and the bench time and measure whole passes with it)."""
+    tracemalloc.start()
+    tracemalloc.reset_peak()
+    fn()
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return peak
 
 
 def _traced(fn):

@@ -9,13 +9,12 @@ import math
 import numpy as np
 
 from ...models.saturation import SaturationSim
+from ...settings.saturation import ASYMPTOTIC_KEYS as KEYS, ASYMPTOTIC_WIDE as WIDE
 from ..build import Measure, Stated, exact, mean
 from ..headings import BEYOND
 from ..schema import Claim
 
 SECTION = BEYOND
-KEYS = (8, 32, 128, 1024)
-WIDE = (4096, 16384, 65536)
 
 
 def _law(F, T, d, statistic, scaling, terms):

@@ -8,15 +8,12 @@ import math
 
 from ...exact.memory import attention_memory_alone
 from ...models.problems import BackwardSim, FlopSim, TiledSim
+from ...settings.numerics import MEMORY_BLOCK, MEMORY_SIDES, MEMORY_WIDTH
 from ..build import Measure, Stated, exact, identity
 from ..headings import BACKWARD
 from ..schema import Claim
 
 SECTION = BACKWARD
-
-
-#: The memory measurement: one head of width 16 (d_k = d_v), tiles of 32 keys, T_q = T_k = T.
-MEMORY_SIDES, MEMORY_WIDTH, MEMORY_BLOCK = (256, 1024), 16, 32
 
 
 @functools.cache

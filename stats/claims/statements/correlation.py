@@ -10,19 +10,15 @@ from ...models.heads import T5Sim
 from ...models.laws import entry_law
 from ...models.sampling import CosineSim
 from ...models.scores import score_scale
+from ...settings.fresh import CORR_WIDTHS, GAIN_KEYS, HEAVY_TAIL_DF, QK_RHOS, QK_WIDTHS, RHOS, T5_WIDTHS
 from ..build import Erratum, Measure, Stated, exact, identity, mean, score_sd, variance
 from ..headings import ASSUMPTION
 from ..schema import Claim
 from .width import LAWS, label, score_sim
 
 SECTION = ASSUMPTION
-T18 = entry_law("student_t", df=18)  # heavy-tailed, with the 8 moments a correlated variance test needs
-RHOS = (0.5, 0.9)
-CORR_WIDTHS = (4, 64)
-QK_WIDTHS = (4, 64, 1024, 16384)
-QK_RHOS = (0.5, 0.9)
-T5_WIDTHS = (16, 64, 256)
-GAIN = qknorm_gain(32)
+T18 = entry_law("student_t", df=HEAVY_TAIL_DF)  # heavy-tailed, with the 8 moments a correlated variance test needs
+GAIN = qknorm_gain(GAIN_KEYS)
 
 
 def _moments(sim, scale):

@@ -13,13 +13,12 @@ from ...models.problems import JacobianSim
 from ...models.saturation import SaturationSim
 from ...models.spectra import SpectrumSim
 from ...exact.attention import softmax
+from ...settings.fresh import HEAD_WIDTHS, SPECTRUM_KEYS, SPECTRUM_WIDTHS
 from ..build import Erratum, Measure, Stated, exact, identity, interval, mean
 from ..headings import JACOBIAN
 from ..schema import Claim
 
 SECTION = JACOBIAN
-SPECTRUM_WIDTHS = (4, 64, 1024)
-HEAD_WIDTHS = (8, 256, 1024)
 _JAC_PROPS = {
     "symmetric": "J = J^T exactly",
     "rows_sum_zero": "every row of J sums to 0 (shift invariance)",
@@ -75,7 +74,7 @@ def _shapes(heads, large):
 
 def claims():
     jac = [JacobianSim(8), JacobianSim(32)]
-    spec = [SpectrumSim(d, 32, sc) for d in SPECTRUM_WIDTHS for sc in ("none", "sqrt")]
+    spec = [SpectrumSim(d, SPECTRUM_KEYS, sc) for d in SPECTRUM_WIDTHS for sc in ("none", "sqrt")]
     heads = {(d, sc): HeadSim(d, sc) for d in HEAD_WIDTHS for sc in ("none", "sqrt", "mup", "qknorm")}
     head_rate = {"none": (0.175, 0.325), "sqrt": (-0.075, 0.075), "mup": (-0.575, -0.425), "qknorm": (-0.625, -0.4)}
     rate_words = {"none": "grows like d_k^(1/4)", "sqrt": "stays flat", "mup": "falls like d_k^(-1/2)", "qknorm": "falls like d_k^(-1/2)"}

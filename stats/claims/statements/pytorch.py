@@ -9,19 +9,14 @@ import math
 from ...models.dropout import DropoutSim
 from ...models.torch_sdpa import (SDPA_DISPATCH_DTYPES, SDPA_DTYPES, SDPA_MASKS, SDPADispatchSim, SDPALargeScoreSim,
                                   TorchSDPASim)
+from ...settings.numerics import DROPOUT_P as P, LONG_T_K
 from ..build import Measure, identity, mean
 from ..headings import PYTORCH, STABILITY
 from ..schema import Claim
 
 SECTION = PYTORCH
-P = 0.1
 TORCH = ("torch",)
 _MASK_WORDS = {"none": "no mask", "bool": "boolean mask", "additive": "additive mask", "causal": "is_causal=True"}
-
-
-#: Keys the CPU's fused kernel takes one block at a time (it splits them into blocks of min(512, T_k)): the
-#: long problems run its running maximum and normaliser across three blocks.
-LONG_T_K = 1030
 
 
 def _problems():

@@ -7,15 +7,12 @@ from __future__ import annotations
 import math
 
 from ...models.saturation import SaturationSim, SmallScoreSim
+from ...settings.saturation import CLAIM_MC_WIDTHS as MC_WIDTHS, SMALL_SCORE_EPSILONS as EPSILONS, STATED_TABLE, T
 from ..build import Erratum, Measure, Stated, categorical, exact, identity, interval, mean, stated_exact, two_sample
 from ..headings import OPENING, SATURATION
 from ..schema import Claim
 
 SECTION = SATURATION
-T = 32
-SCALED_WIDTHS = (4, 16, 64, 256, 1024)
-MC_WIDTHS = (4, 64, 1024)
-EPSILONS = (0.01, 0.03)
 
 
 def _exact(stat, d, scaling):
@@ -41,17 +38,6 @@ def _macro_width(d):
 
 _ERRATUM_SENTENCE = ("Without scaling, the average largest weight climbs from 0.34 at d_k = 4 to 0.95 at d_k = 1024 "
                      "(exact values 0.3426 and 0.9549).")
-
-#: The section's table, the one place its numbers are typed: (statistic, scaling, d_k, the
-#: text's number, the corrected number where the text's is an erratum).  The statements
-#: below, the saturation study's figure and the tests read it from here.
-STATED_TABLE = (
-    ("max_weight", "none", 4, "0.35", "0.34"),
-    ("max_weight", "none", 1024, "0.96", "0.95"),
-    *(("max_weight", "sqrt", d, "0.16", None) for d in SCALED_WIDTHS),
-    *(("trace", "sqrt", d, "0.93", None) for d in SCALED_WIDTHS),
-)
-
 
 def _stated_check(stat, scaling, d, text, corrected):
     kind = "max weight" if stat == "max_weight" else "trace"

@@ -10,8 +10,12 @@ read one-step runs (cheap, so they are piloted and tested as means like the mome
 
 Learning rates come from log grids (SGD 0.03 ... 3, Adam 0.001 ... 0.1, half a decade
 apart); "best" is the grid point with the smallest restricted mean time to accuracy in a
-pilot sweep on another seed (8 runs a point); ``analyses/training.py`` draws the whole
-curves on the default seed.
+pilot sweep of 8 runs a point: :func:`stats.tuning.training_best_lr` gives the rates of the
+pilot the pipeline runs on a seed of its own (:data:`stats.settings.training.RATE_PILOT`,
+cached), or those recorded from an earlier pilot, as
+:data:`~stats.settings.training.BEST_LR_SOURCE` says.  ``analyses/training.py`` draws the
+whole curves on the build's seed.  The runs' sizes, grids and budgets are
+:mod:`stats.settings.training`'s.
 """
 
 from __future__ import annotations
@@ -19,45 +23,30 @@ from __future__ import annotations
 import math
 
 from ...training.simulations import TrainingSim
+from ...settings.training import (ADAFACTOR_LR, BEST_LR_CELLS, CLAIM_SHAPES as SHAPES, IDENTITY_KEYS, INITIAL_LR, LARGE, N_KEYS,
+                                  OPTIMIZERS, SMALL_FIX_RATES, STEPS)
+from ...tuning import training_best_lr
 from ..build import Erratum, Measure, Stated, identity, interval, mean, share
 from ..headings import ASSUMPTION, BACKWARD, JACOBIAN, OPENING, SATURATION, WIDTH
 from ..schema import Claim
 
 SECTION = OPENING
 
-STEPS = 150
 EARLY = 2  # checkpoint 2 of 8: step 38 of 150
-SGD_LRS = (0.03, 0.1, 0.3, 1.0, 3.0)
-ADAM_LRS = (1e-3, 3e-3, 1e-2, 3e-2, 1e-1)
-#: (d_k, d_model): small and square, large and square, and a multi-head-like d_model = 4 d_k.
-SHAPES = ((16, 16), (256, 256), (64, 256))
-LARGE = (256, 256)
-#: The best grid learning rate per (shape, scaling, optimiser), from the pilot sweep.
-BEST_LR = {
-    ((16, 16), "sqrt", "sgd"): 3.0, ((16, 16), "sqrt", "adam"): 3e-2,
-    ((256, 256), "sqrt", "sgd"): 3.0, ((256, 256), "none", "sgd"): 0.3,
-    ((256, 256), "sqrt", "adam"): 1e-2, ((256, 256), "none", "adam"): 3e-3,
-    ((64, 256), "sqrt", "sgd"): 3.0, ((64, 256), "none", "sgd"): 0.3,
-    ((64, 256), "sqrt", "adam"): 1e-2, ((64, 256), "none", "adam"): 3e-3,
-}
-OPTIMIZERS = ("sgd", "adam")
+#: The best grid learning rate per (shape, scaling, optimiser), from their pilot (module docstring).
+BEST_LR = training_best_lr()
 
 
-def training_sim(shape, scaling, optimizer, lr=None, *, steps=STEPS, n_keys=32):
+def training_sim(shape, scaling, optimizer, lr=None, *, steps=STEPS, n_keys=N_KEYS):
     """The training runs of one cell: at ``lr``, or at the cell's best grid learning rate."""
     d_k, d_model = shape
     lr = BEST_LR[shape, scaling, optimizer] if lr is None else lr
     return TrainingSim(d_k, scaling, optimizer, lr, steps, d_model, n_keys)
 
 
-def initial_sim(shape, scaling="sqrt", *, n_keys=32):
+def initial_sim(shape, scaling="sqrt", *, n_keys=N_KEYS):
     """One-step runs: the head at step 0 (whatever the optimiser, its probe is measured before the step)."""
-    return training_sim(shape, scaling, "adam", 1e-2, steps=1, n_keys=n_keys)
-
-
-#: Keys per episode in the runs that only check identities (the gradient, the optimisers'
-#: steps): the identities hold for every T, and 8 keys make the 6905 runs they need cheap.
-IDENTITY_KEYS = 8
+    return training_sim(shape, scaling, "adam", INITIAL_LR, steps=1, n_keys=n_keys)
 
 
 #: The shares a "more than half" check detects with power 0.999: 5% (47 runs), and 0.1% (24
@@ -91,10 +80,10 @@ def _q_square_sd(d_k, d_model, n_keys=32):
 
 
 def claims():
-    best = {key: training_sim(*key) for key in BEST_LR}
+    best = {key: training_sim(*key) for key in BEST_LR_CELLS}
     at_scaled_lr = {opt: training_sim(LARGE, "none", opt, BEST_LR[LARGE, "sqrt", opt]) for opt in OPTIMIZERS}
-    small = {sc: training_sim((16, 16), sc, "adam", lr) for sc, lr in (("mup", 1e-1), ("qknorm", 1e-2), ("t5", 1e-2))}
-    adafactor = training_sim((16, 16), "sqrt", "adafactor", 1e-1)
+    small = {sc: training_sim((16, 16), sc, "adam", lr) for sc, lr in SMALL_FIX_RATES}
+    adafactor = training_sim((16, 16), "sqrt", "adafactor", ADAFACTOR_LR)
     init = {s: initial_sim(s) for s in SHAPES}
     return (
         Claim(

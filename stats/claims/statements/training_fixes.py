@@ -10,38 +10,22 @@ one mean (the share of one-hot rows at the step a run diverges) by an interval. 
 are ``analyses/mup_transfer.py``, ``analyses/qknorm_growth.py`` and
 ``analyses/t5_folding.py``.
 
-The grids are those studies' (half a decade apart); the bracket and rates named here were
-read off exploratory runs on other seeds (4 runs a point), as ``statements/training.py``
-reads its best rates off a pilot.
+The runs' sizes, rates and budgets are :mod:`stats.settings.fixes`'s (the grids are those
+studies', half a decade apart; the bracket and rates were read off exploratory runs on other
+seeds, 4 runs a point).
 """
 
 from __future__ import annotations
 
 from ...training.simulations import FoldingSim, LRSweepSim, TrainingSim
+from ...settings.fixes import (FOLD_LRS, FOLD_STEPS, FOLD_WIDTHS, GAIN_LR, MUP_BASE, MUP_BRACKET, MUP_STEPS, MUP_WIDE,
+                               PARAMETERISATIONS, QK_IDENTITY_LRS, QK_STEPS, QK_WIDTH, T5_CLAIM_RATES, T5_STEPS, T5_WIDTH)
 from ..build import Erratum, Measure, Stated, identity, interval, share
 from ..headings import ASSUMPTION
 from ..schema import Claim
 
 SECTION = ASSUMPTION
 
-#: muP: 40 Adam steps; the bracket around the base width's best rate (0.03 at d_k = 16).
-MUP_STEPS = 40
-MUP_BRACKET = (1e-2, 3e-2, 1e-1)
-MUP_BASE, MUP_WIDE = 16, 128
-#: The three parameterisations: (label, scaling, muP base width or None).
-PARAMETERISATIONS = (
-    ("standard (1/sqrt(d_k), one Adam rate)", "sqrt", None),
-    ("1/d_k, one Adam rate", "mup", None),
-    ("muP (1/d_k, Adam rate lr d_0/d_model for W_Q, W_K)", "mup", MUP_BASE),
-)
-#: QK-norm: 50 Adam steps at d_k = d_model = 64; the gain's own rate (Adam).
-QK_STEPS, QK_WIDTH, GAIN_LR = 50, 64, 3e-2
-QK_IDENTITY_LRS = (1e-2, 0.3, 3.0)
-#: T5: the folding identities over 30 steps at widths whose sqrt(d_k) is a power of two, where floating point
-#: scales exactly, so the two runs agree bit for bit (at other widths rounding seeds a drift: analyses/t5_folding.py).
-FOLD_STEPS, FOLD_WIDTHS = 30, (16, 64)
-FOLD_LRS = {"sgd": 0.3, "adam": 1e-2, "adafactor": 1e-1}
-T5_STEPS, T5_WIDTH = 60, 64
 #: The wide muP runs (d_k = 128, three trainings a row) detect a share of 1%, the cheap ones 5%.
 SHARE_TARGET, WIDE_SHARE_TARGET = 0.45, 0.49
 
@@ -112,7 +96,7 @@ def claims():
         for opt, lr in FOLD_LRS.items() for d in FOLD_WIDTHS for side in ("query", "key")
     )
     t5 = {opt: (TrainingSim(T5_WIDTH, "t5", opt, lr, T5_STEPS), TrainingSim(T5_WIDTH, "sqrt", opt, lr, T5_STEPS))
-          for opt, lr in (("sgd", 3.0), ("adam", 1e-2))}
+          for opt, lr in T5_CLAIM_RATES}
     slight = Stated.at_least("differ slightly: the folded head learns too, > 1/2", 0.5)
     differ_checks = (
         share("SGD, lr=3 (the divided head's best), d_k=64: divided learns", Stated.at_least("learns: > 1/2", 0.5),

@@ -7,23 +7,14 @@ import math
 from ...models.laws import entry_law
 from ...models.sampling import CosineSim, ScoreSim, square_mean_variance
 from ...models.scores import score_scale, score_tail_index
+from ...settings.fresh import (COSINE_WIDTHS, FAST_METHOD, LAW_NAMES, MOMENT_WIDTHS as WIDTHS, SHARED_FROM, SHARED_KEYS, SIGMA_K,
+                               SIGMA_Q)
 from ..build import Measure, distribution, mean, ratio, score_sd, variance
 from ..headings import WIDTH
 from ..schema import Claim
 
 SECTION = WIDTH
-SIGMA_Q, SIGMA_K = 1.5, 0.8  # unequal, and sigma_q*sigma_k != sigma_q^2*sigma_k^2
-LAWS = tuple(entry_law(name) for name in ("gaussian", "rademacher", "uniform", "student_t"))
-WIDTHS = (1, 8, 64, 512, 4096)
-COSINE_WIDTHS = (4, 64, 1024, 16384)
-#: The fastest exact sampler for each law (the engine's fast paths, cross-checked in
-#: "Engine fast paths"); the exact-law claim always draws directly.
-FAST_METHOD = {"gaussian": "chi2", "rademacher": "bitpacked", "uniform": "direct", "student_t": "mixture"}
-
-
-#: From this width on the sweep draws K keys per query and tests E[mean_j s_j^2] = Var(s):
-#: the query's draws are shared by K scores, and keys sharing it are nearly independent.
-SHARED_FROM, SHARED_KEYS = 512, 16
+LAWS = tuple(entry_law(name) for name in LAW_NAMES)
 
 
 def width_target(d_k):

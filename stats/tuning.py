@@ -1,0 +1,254 @@
+"""Pilots that choose a setting: the training claims' best learning rates, computed, never pasted.
+
+A pilot is a simulation like any other, drawn on the engine from a seed of its own
+(:attr:`~stats.settings.training.RatePilot.seed`, not the build's ``--seed``, so what it
+chooses does not move with ``--seed``), with the implementations of
+:data:`~stats.formulas.FORMULAS` whatever mutant a run plants (it chooses what is run, it
+is not under test).  Its definition is a table in :mod:`stats.settings.training`.
+
+:func:`best_rates` runs a pilot once and caches its result on disk, keyed by the pilot's
+definition, the sources of every ``stats`` module below the claims and numpy's version:
+a cache can only hold what running the pilot again would give, so no output depends on
+whether it was warm.  The cache is ``$SDPA_CACHE``, else ``reports/.cache`` of the checkout
+(whatever ``--out`` a build writes to), else the user's cache folder; processes that need a
+pilot at once (``make reports`` runs the claims and the studies side by side) wait for the
+first to finish it (a file lock) instead of drawing it twice.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+
+from ._io import write_text
+from .engine.executors import Job, default_workers, run_simulations
+from .engine.streams import stream_key
+from .formulas import FORMULAS
+from .training.simulations import TrainingSim
+from .settings import training as _training
+from .settings.training import RatePilot
+
+__all__ = ["RatePilotResult", "best_rates", "cache_dir", "pilot_result", "run_rate_pilot", "training_best_lr"]
+
+_PACKAGE = Path(__file__).resolve().parent
+#: Bumped when the cache file's layout changes.
+_CACHE_FORMAT = 1
+
+
+class RatePilotResult:
+    """A pilot's outcome: per cell, every grid rate's restricted mean (and its standard error)
+    and the rate the pilot's rule chose."""
+
+    def __init__(self, pilot, points):
+        #: ``{cell: [{"lr", "mean", "se", "n", "rows"}, ...]}`` in grid order.
+        self.pilot, self.points = pilot, points
+
+    @property
+    def best(self):
+        """``{cell: best rate}``: the smallest restricted mean, a tie to the smaller rate."""
+        out = {}
+        for cell, pts in self.points.items():
+            # The rows are whole numbers of steps: their sums compare exactly (same n at every rate).
+            sums = [float(np.sum(p["rows"])) for p in pts]
+            out[cell] = pts[sums.index(min(sums))]["lr"]
+        return out
+
+    def paired_se(self, cell, lr_a, lr_b):
+        """Standard error of the difference of two rates' restricted means (same draws at every rate)."""
+        pts = {p["lr"]: np.asarray(p["rows"], dtype=float) for p in self.points[cell]}
+        d = pts[lr_a] - pts[lr_b]
+        return float(np.std(d, ddof=1) / np.sqrt(d.size))
+
+    def to_json(self):
+        return {str(_cell_text(c)): [{k: p[k] for k in ("lr", "mean", "se", "n", "rows")} for p in pts]
+                for c, pts in self.points.items()}
+
+    @classmethod
+    def from_json(cls, pilot, data):
+        points = {}
+        for cell in pilot.cells:
+            pts = data[_cell_text(cell)]
+            if [p["lr"] for p in pts] != list(pilot.grid(cell[2])):
+                raise ValueError("a cached pilot does not match its grid")
+            points[cell] = [dict(p, rows=[float(v) for v in p["rows"]]) for p in pts]
+        return cls(pilot, points)
+
+
+def _cell_text(cell):
+    (d_k, d_model), scaling, optimizer = cell
+    return f"d_k={d_k}/d_model={d_model}/scaling={scaling}/optimizer={optimizer}"
+
+
+def _cell_stream(pilot, cell):
+    """The stream of one cell: the same draws at every rate of its grid (common random numbers)."""
+    (d_k, d_model), scaling, optimizer = cell
+    return stream_key(f"pilot/{pilot.name}", d_k=d_k, d_model=d_model, scaling=scaling, optimizer=optimizer,
+                      steps=pilot.steps, n_keys=pilot.n_keys)
+
+
+def _sim(pilot, cell, lr):
+    (d_k, d_model), scaling, optimizer = cell
+    return TrainingSim(d_k, scaling, optimizer, lr, pilot.steps, d_model, pilot.n_keys)
+
+
+def run_rate_pilot(pilot, *, workers=1, progress=False):
+    """Run ``pilot`` (a :class:`~stats.settings.training.RatePilot`): its ``runs`` seeds a cell at
+    every rate of the cell's grid.  Returns a :class:`RatePilotResult`; the numbers do not
+    depend on ``workers``."""
+    if not isinstance(pilot, RatePilot):
+        raise TypeError(f"pilot must be a RatePilot; got {type(pilot).__name__}")
+    points = {cell: [] for cell in pilot.cells}
+    depth = max(len(pilot.grid(cell[2])) for cell in pilot.cells)
+    # One engine call per grid position: a call's jobs need streams of their own, and every rate
+    # of a cell draws on the cell's one stream.
+    for i in range(depth):
+        cells = [cell for cell in pilot.cells if i < len(pilot.grid(cell[2]))]
+        jobs = [Job(_sim(pilot, cell, pilot.grid(cell[2])[i]), pilot.runs, frozenset({pilot.statistic}),
+                    stream=_cell_stream(pilot, cell)) for cell in cells]
+        res = run_simulations(jobs, seed=pilot.seed, formulas=FORMULAS, workers=workers, progress=progress,
+                              desc=f"pilot {pilot.name} ({i + 1}/{depth})")
+        for cell, job in zip(cells, jobs):
+            rows = res[job.key].rows(pilot.statistic)
+            points[cell].append(dict(lr=float(job.sim.lr), mean=float(np.mean(rows)),
+                                     se=float(np.std(rows, ddof=1) / np.sqrt(rows.size)), n=int(rows.size),
+                                     rows=[float(v) for v in rows]))
+    return RatePilotResult(pilot, points)
+
+
+def cache_dir():
+    """Where pilots are cached: ``$SDPA_CACHE``, else the checkout's ``reports/.cache``, else the
+    user's cache folder."""
+    if os.environ.get("SDPA_CACHE"):
+        return Path(os.environ["SDPA_CACHE"])
+    checkout = _PACKAGE.parent
+    if (checkout / "pyproject.toml").is_file():
+        return checkout / "reports" / ".cache"
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "sdpa-verify"
+
+
+def _definition_digest(pilot):
+    """What a pilot's numbers depend on: its definition, the engine's streams for it, the code
+    below the claims that draws it, and numpy's version."""
+    h = hashlib.sha256()
+    definition = dict(format=_CACHE_FORMAT, pilot={k: getattr(pilot, k) for k in pilot.__dataclass_fields__},
+                      streams=[_cell_stream(pilot, c) for c in pilot.cells],
+                      sims=[_sim(pilot, c, lr).key for c in pilot.cells for lr in pilot.grid(c[2])], numpy=np.__version__)
+    h.update(json.dumps(definition, sort_keys=True, default=list).encode())
+    for path in sorted(_PACKAGE.rglob("*.py")):
+        rel = path.relative_to(_PACKAGE)
+        if rel.parts[0] in ("claims", "settings"):  # above the pilot; the definition is hashed above
+            continue
+        h.update(str(rel).encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+@functools.lru_cache(maxsize=None)
+def _cached_result(pilot):
+    folder = cache_dir() / "pilots"
+    digest = _definition_digest(pilot)
+    path = folder / f"{pilot.name}-{digest[:20]}.json"
+
+    def read():
+        try:
+            data = json.loads(path.read_text())
+            if data.get("digest") == digest:
+                return RatePilotResult.from_json(pilot, data["points"])
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+        return None
+
+    found = read()
+    if found is not None:
+        return found
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        lock = open(folder / f"{pilot.name}.lock", "a")
+    except OSError:  # a read-only place: run it, keep it in this process only
+        return run_rate_pilot(pilot, workers=default_workers(), progress=True)
+    with lock:
+        try:
+            import fcntl
+
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        except ImportError:  # pragma: no cover - not POSIX
+            pass
+        found = read()  # another process may have drawn it while this one waited
+        if found is not None:
+            return found
+        result = run_rate_pilot(pilot, workers=default_workers(), progress=True)
+        text = json.dumps(dict(pilot=pilot.name, digest=digest, best={_cell_text(c): lr for c, lr in result.best.items()},
+                               points=result.to_json()), indent=1) + "\n"
+        try:
+            for old in folder.glob(f"{pilot.name}-*.json"):
+                old.unlink()
+            write_text(text, path)
+        except OSError:
+            pass
+        return result
+
+
+def best_rates(pilot):
+    """``{cell: rate}`` that ``pilot`` chooses: drawn once per checkout (or per change of the code
+    below the claims) and cached (module docstring)."""
+    return dict(_cached_result(pilot).best)
+
+
+def pilot_result(pilot):
+    """The cached :class:`RatePilotResult` of ``pilot`` (drawn now if it is not cached)."""
+    return _cached_result(pilot)
+
+
+def training_best_lr():
+    """The training claims' best grid rate per (shape, scaling, optimiser): the pilot's
+    (:data:`~stats.settings.training.RATE_PILOT`), or the recorded table, as
+    :data:`~stats.settings.training.BEST_LR_SOURCE` says."""
+    source = _training.BEST_LR_SOURCE
+    if source == "recorded":
+        return dict(_training.RECORDED_BEST_LR)
+    if source == "pilot":
+        return best_rates(_training.RATE_PILOT)
+    raise ValueError(f"BEST_LR_SOURCE must be 'pilot' or 'recorded'; got {source!r}")
+
+
+def _table(result, recorded):
+    """Lines of text: each cell's restricted mean steps (and standard error) at every grid rate, the
+    rate the pilot chooses and, where it differs, the recorded rate with the paired difference."""
+    lines = []
+    for cell, pts in result.points.items():
+        best, rec = result.best[cell], recorded.get(cell)
+        lines.append(_cell_text(cell) + f": pilot {best:g}" + ("" if rec is None else f", recorded {rec:g}"))
+        for p in pts:
+            marks = "".join(m for m, lr in (("*", best), ("r", rec)) if p["lr"] == lr)
+            lines.append(f"  lr={p['lr']:<8g} {p['mean']:8.2f} +- {p['se']:.2f}  (n={p['n']}) {marks}")
+        if rec is not None and rec != best:
+            pts_by = {p["lr"]: p for p in pts}
+            diff = pts_by[best]["mean"] - pts_by[rec]["mean"]
+            lines.append(f"  differs: {best:g} minus {rec:g} = {diff:.2f} +- {result.paired_se(cell, best, rec):.2f} (paired)")
+    return lines
+
+
+def main(argv=None):
+    """``python -m stats.tuning``: run (or read from the cache) the training claims' rate pilot and
+    print what it chooses beside the recorded rates."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m stats.tuning", description=main.__doc__)
+    parser.parse_args(argv)
+    result = pilot_result(_training.RATE_PILOT)
+    pilot = _training.RATE_PILOT
+    print(f"pilot {pilot.name}: seed {pilot.seed}, {pilot.runs} runs a rate, {pilot.steps} steps, {pilot.rule}; "
+          f"restricted mean steps to accuracy (censored at {pilot.steps + 1}); cache {cache_dir()}")
+    print("\n".join(_table(result, _training.RECORDED_BEST_LR)))
+    differ = [c for c in pilot.cells if result.best[c] != _training.RECORDED_BEST_LR.get(c)]
+    print(f"the claims read the {_training.BEST_LR_SOURCE} rates; the pilot differs from the recorded ones in "
+          f"{len(differ)} of {len(pilot.cells)} cells")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
