@@ -13,7 +13,7 @@ import pandas as pd
 from stats.models.asymptotics import saturation_asymptotics
 
 from ._data import StudyWriter, read_table
-from .saturation import _exact_rows
+from .saturation import exact_rows
 
 STUDY = "asymptotics"
 KEYS = (8, 32, 128, 1024)
@@ -35,7 +35,7 @@ def simulate(out, *, seed, quick=False, workers=1):
     w = StudyWriter(out, STUDY, seed=seed, quick=quick)
     widths = WIDTHS[::2] if quick else WIDTHS
     points = [(d, T, sc) for T in KEYS for sc in ("none", "sqrt") for d in widths]
-    w.table("exact", pd.DataFrame(_exact_rows(points, workers)))
+    w.table("exact", pd.DataFrame(exact_rows(points, workers)))
     w.table("constants", pd.DataFrame([saturation_asymptotics(T) for T in KEYS]))
     return w.close()
 

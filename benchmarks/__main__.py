@@ -655,7 +655,7 @@ def _run(args, p, writable_dir):
     frame["numpy"] = np.__version__
     frame["blas"] = _blas()
     frame["machine"] = f"{platform.machine()}, Python {platform.python_version()}"
-    from stats._io import write_csv
+    from stats.io import write_csv
 
     write_csv(frame, out / "bench.csv")
     with pd.option_context("display.max_colwidth", 70, "display.width", 220):

@@ -103,8 +103,8 @@ def _vjp_without_weights(a, g):
 
 def _backward_mutant(kind, Q, K, V, dO, mask=None, *, scale=None, return_score_grad=False, return_forward=False):
     """attention_backward with one planted mistake in the derivation."""
-    Q, K, V = _att._check_qkv(Q, K, V)
-    O, A, c, Qc = _att._forward(Q, K, V, mask, scale)
+    Q, K, V = _att.check_qkv(Q, K, V)
+    O, A, c, Qc = _att.forward_pass(Q, K, V, mask, scale)
     dO = _att.output_gradient(dO, O)
     with phase("backward"):
         dV = matmul(np.swapaxes(A, -1, -2), dO)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .attention import check_scores
+
 __all__ = ["FORMATS", "exp_overflow_threshold", "float_format", "format_max", "softmax_terms"]
 
 FORMATS = ("float16", "bfloat16", "float32")
@@ -70,9 +72,7 @@ def softmax_terms(s, axis=-1):
     The largest term is :math:`e^0 = 1` exactly, so the denominator is at least 1 in any
     format (rounding is monotone): nothing can overflow.
     """
-    from .attention import _score_array
-
-    s = _score_array(s, axis)
+    s = check_scores(s, axis)
     if not np.all(np.isfinite(s)):
         raise ValueError("s contains NaN or inf; the stable softmax's terms need finite scores")
     m = np.max(s, axis=axis, keepdims=True)
