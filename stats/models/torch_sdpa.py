@@ -46,7 +46,7 @@ from typing import ClassVar, NamedTuple
 
 import numpy as np
 
-from .._validation import check_integer
+from .._validation import check_dropout_p, check_integer
 from ..engine.simulation import Simulation
 from ..engine.streams import block_generator, stream_key
 from ..exact.attention import scaled_dot_product_attention
@@ -133,8 +133,6 @@ def sdpa_cpu_backend(dtype="float32", *, mask="none", dropout_p=0.0, rank=4, sam
     node of a real call (with ``requires_grad``; seeded inside ``fork_rng`` when it drops
     out, so the caller's generator is untouched).  Needs PyTorch.
     """
-    from .dropout import check_dropout_p
-
     _check_choice(dtype, "dtype", SDPA_DISPATCH_DTYPES)
     _check_choice(mask, "mask", SDPA_MASKS)
     p = check_dropout_p(dropout_p, "dropout_p")
@@ -196,8 +194,6 @@ class SDPADispatchSim(Simulation):
     block_rows: ClassVar[int] = 1
 
     def __post_init__(self):
-        from .dropout import check_dropout_p
-
         _check_choice(self.dtype, "dtype", SDPA_DISPATCH_DTYPES)
         _check_choice(self.mask, "mask", SDPA_MASKS)
         if not isinstance(self.same_head_dim, bool):
