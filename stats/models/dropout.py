@@ -29,11 +29,11 @@ import numpy as np
 from .._validation import as_real_array, check_dropout_p, check_finite, check_generator, check_integer
 from ..engine.simulation import Simulation
 from ..engine.streams import block_generator, stream_key
+from ..exact.formats import UNIT_ROUNDOFF
 
 __all__ = ["DROPOUT_BACKENDS", "DropoutSim", "dropout_weights"]
 
 DROPOUT_BACKENDS = ("numpy", "torch", "sdpa")
-_U = np.finfo(np.float64).eps / 2
 
 
 def dropout_weights(a, p, rng):
@@ -111,6 +111,6 @@ class DropoutSim(Simulation):
         else:
             a, d = _sdpa_dropout(s, self.p, rng.integers(0, 2**62))
         scaled = a / (1.0 - self.p)
-        off = np.minimum(np.abs(d), np.abs(d - scaled)) / (4 * _U * scaled)
+        off = np.minimum(np.abs(d), np.abs(d - scaled)) / (4 * UNIT_ROUNDOFF * scaled)
         return {"dropped_share": np.mean(d == 0.0, axis=1), "row_sum": d.sum(axis=1), "first_ratio": d[:, 0] / a[:, 0],
                 "values": off.max(axis=1)}
