@@ -167,8 +167,8 @@ def test_sdpa_dropout_with_the_wrong_rate_is_caught_by_the_claim():
     """The claim tests p = 0.1; a dropout at 0.12 (drawn by SDPA at a rate the text does not state)
     is rejected by its share check at the claim's own design."""
     from stats.claims import plan, simulate, evaluate
-    from stats.claims.build import Measure, mean
-    from stats.claims.schema import Claim
+    from stats.claims.check_builders import Measure, mean
+    from stats.claims.claim import Claim
 
     sim = DropoutSim(0.12, 32, "sdpa")
     check = mean("share dropped", Measure(sim, "dropped_share"), lambda F: 0.1, uses=(), target=0.005, relative=False,

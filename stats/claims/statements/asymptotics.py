@@ -9,9 +9,9 @@ import math
 import numpy as np
 
 from ...models.saturation import SaturationSim
-from ..build import Measure, Stated, exact, mean
+from ..check_builders import Measure, Stated, exact, mean
 from ..headings import BEYOND
-from ..schema import Claim
+from ..claim import Claim
 
 SECTION = BEYOND
 KEYS = (8, 32, 128, 1024)

@@ -10,9 +10,9 @@ from ...models.heads import T5Sim
 from ...models.laws import entry_law
 from ...models.sampling import CosineSim
 from ...models.scores import score_scale
-from ..build import Erratum, Measure, Stated, exact, identity, mean, score_sd, variance
+from ..check_builders import Erratum, Measure, Stated, exact, identity, mean, score_sd, variance
 from ..headings import ASSUMPTION
-from ..schema import Claim
+from ..claim import Claim
 from .width import LAWS, label, score_sim
 
 SECTION = ASSUMPTION

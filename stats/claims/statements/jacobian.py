@@ -13,9 +13,9 @@ from ...models.problems import JacobianSim
 from ...models.saturation import SaturationSim
 from ...models.spectra import SpectrumSim
 from ...exact.attention import softmax
-from ..build import Erratum, Measure, Stated, exact, identity, interval, mean
+from ..check_builders import Erratum, Measure, Stated, exact, identity, interval, mean
 from ..headings import JACOBIAN
-from ..schema import Claim
+from ..claim import Claim
 
 SECTION = JACOBIAN
 SPECTRUM_WIDTHS = (4, 64, 1024)

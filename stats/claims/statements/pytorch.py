@@ -9,9 +9,9 @@ import math
 from ...models.dropout import DropoutSim
 from ...models.torch_sdpa import (SDPA_DISPATCH_DTYPES, SDPA_DTYPES, SDPA_MASKS, SDPADispatchSim, SDPALargeScoreSim,
                                   TorchSDPASim)
-from ..build import Measure, identity, mean
+from ..check_builders import Measure, identity, mean
 from ..headings import PYTORCH, STABILITY
-from ..schema import Claim
+from ..claim import Claim
 
 SECTION = PYTORCH
 P = 0.1

@@ -7,9 +7,9 @@ from __future__ import annotations
 import math
 
 from ...models.saturation import SaturationSim, SmallScoreSim
-from ..build import Erratum, Measure, Stated, categorical, exact, identity, interval, mean, stated_exact, two_sample
+from ..check_builders import Erratum, Measure, Stated, categorical, exact, identity, interval, mean, stated_exact, two_sample
 from ..headings import OPENING, SATURATION
-from ..schema import Claim
+from ..claim import Claim
 
 SECTION = SATURATION
 T = 32

@@ -10,9 +10,9 @@ import numpy as np
 from ...exact.attention import naive_softmax
 from ...exact.formats import FORMATS, exp_overflow_threshold, float_format, format_max, unit_roundoff
 from ...models.problems import StableSoftmaxSim
-from ..build import Measure, Stated, exact, identity, stated_exact
+from ..check_builders import Measure, Stated, exact, identity, stated_exact
 from ..headings import STABILITY
-from ..schema import Claim
+from ..claim import Claim
 
 SECTION = STABILITY
 

@@ -19,9 +19,9 @@ from __future__ import annotations
 import math
 
 from ...models.training import TrainingSim
-from ..build import Erratum, Measure, Stated, identity, interval, mean, share
+from ..check_builders import Erratum, Measure, Stated, identity, interval, mean, share
 from ..headings import ASSUMPTION, BACKWARD, JACOBIAN, OPENING, SATURATION, WIDTH
-from ..schema import Claim
+from ..claim import Claim
 
 SECTION = OPENING
 

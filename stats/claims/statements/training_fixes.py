@@ -18,9 +18,9 @@ reads its best rates off a pilot.
 from __future__ import annotations
 
 from ...models.training import FoldingSim, LRSweepSim, TrainingSim
-from ..build import Erratum, Measure, Stated, identity, interval, share
+from ..check_builders import Erratum, Measure, Stated, identity, interval, share
 from ..headings import ASSUMPTION
-from ..schema import Claim
+from ..claim import Claim
 
 SECTION = ASSUMPTION
 

@@ -7,9 +7,9 @@ import math
 from ...models.laws import entry_law
 from ...models.sampling import CosineSim, ScoreSim, square_mean_variance
 from ...models.scores import score_scale, score_tail_index
-from ..build import Measure, distribution, mean, ratio, score_sd, variance
+from ..check_builders import Measure, distribution, mean, ratio, score_sd, variance
 from ..headings import WIDTH
-from ..schema import Claim
+from ..claim import Claim
 
 SECTION = WIDTH
 SIGMA_Q, SIGMA_K = 1.5, 0.8  # unequal, and sigma_q*sigma_k != sigma_q^2*sigma_k^2
