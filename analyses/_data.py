@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from stats._io import write_bytes, write_text
+from stats.io import write_bytes, write_text
 
 __all__ = ["DataError", "StudyWriter", "data_dir", "read_manifest", "read_table"]
 

@@ -16,7 +16,7 @@ matplotlib.use("Agg")  # headless: figures are files
 import matplotlib.pyplot as plt  # noqa: E402
 import seaborn as sns  # noqa: E402
 
-from stats._io import write_bytes  # noqa: E402
+from stats.io import write_bytes  # noqa: E402
 
 COLUMN = 3.5  # inches: one book column
 FULL = 7.0  # inches: the full text width

@@ -14,7 +14,7 @@ from stats.models.asymptotics import saturation_asymptotics
 from stats.settings.saturation import ASYMPTOTIC_KEYS as KEYS, ASYMPTOTIC_STUDY_WIDTHS as WIDTHS
 
 from ._data import StudyWriter, read_table
-from .saturation import _exact_rows
+from .saturation import exact_rows
 
 STUDY = "asymptotics"
 FIGURES = {
@@ -34,7 +34,7 @@ def simulate(out, *, seed, quick=False, workers=1):
     w = StudyWriter(out, STUDY, seed=seed, quick=quick)
     widths = WIDTHS[::2] if quick else WIDTHS
     points = [(d, T, sc) for T in KEYS for sc in ("none", "sqrt") for d in widths]
-    w.table("exact", pd.DataFrame(_exact_rows(points, workers)))
+    w.table("exact", pd.DataFrame(exact_rows(points, workers)))
     w.table("constants", pd.DataFrame([saturation_asymptotics(T) for T in KEYS]))
     return w.close()
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from stats._io import markdown_table, write_text
+from stats.io import markdown_table, write_text
 from stats.claims import NOT_CHECKABLE
 from stats.claims.registry import REGISTRY
 from stats.claims.headings import SECTION_HEADINGS, SUITE_HEADINGS
@@ -110,7 +110,7 @@ def build_pdf(out):
     writer.add_metadata({"/Title": "Figures for section 4.3, scaled dot-product attention"})
     buf = io.BytesIO()
     writer.write(buf)
-    from stats._io import write_bytes
+    from stats.io import write_bytes
 
     write_bytes(buf.getvalue(), out / "figures.pdf")
     return out / "figures.pdf"

@@ -58,8 +58,10 @@ def _exact_row(args):
     return dict(d_k=d, n_keys=k, scaling=sc, max_weight=float(r["max_weight"]), trace=float(r["trace"]))
 
 
-def _exact_rows(points, workers):
-    """Exact values at ``points`` (d_k, T, scaling), on a process pool: each is independent."""
+def exact_rows(points, workers):
+    """Exact saturation values (quadrature) at ``points`` ``(d_k, T, scaling)``, on a process pool (each is
+    independent): one dict a point, ``d_k``, ``n_keys``, ``scaling``, ``max_weight``, ``trace``.  This
+    study and the asymptotics study tabulate them."""
     if workers <= 1:
         return [_exact_row(p) for p in points]
     from concurrent.futures import ProcessPoolExecutor
@@ -74,8 +76,8 @@ def simulate(out, *, seed, quick=False, workers=1):
     w = StudyWriter(out, STUDY, seed=seed, quick=quick)
     widths = STUDY_QUICK_WIDTHS if quick else WIDTHS  # a draft draws every other width, up to 2^12
     keys = STUDY_QUICK_KEYS if quick else KEYS
-    w.table("exact_width", pd.DataFrame(_exact_rows([(d, T, sc) for sc in ("none", "sqrt") for d in widths], workers)))
-    w.table("exact_keys", pd.DataFrame(_exact_rows([(ROW_WIDTH, k, sc) for sc in ("none", "sqrt") for k in keys], workers)))
+    w.table("exact_width", pd.DataFrame(exact_rows([(d, T, sc) for sc in ("none", "sqrt") for d in widths], workers)))
+    w.table("exact_keys", pd.DataFrame(exact_rows([(ROW_WIDTH, k, sc) for sc in ("none", "sqrt") for k in keys], workers)))
     n = STUDY_QUICK_MC_ROWS if quick else STUDY_MC_ROWS
     mc_sims = [SaturationSim(d, T, sc) for sc in ("none", "sqrt") for d in MC_WIDTHS]
     key_sims = [SaturationSim(ROW_WIDTH, k, "none") for k in KEYS]

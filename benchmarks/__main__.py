@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from stats._io import markdown_table, write_csv, write_text
+from stats.io import markdown_table, write_csv, write_text
 from stats.exact.memory import peak_memory
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -33,8 +33,8 @@ from .training import __all__ as _training_all
 
 # ``from .models import *`` would build the lazy names (diff_chi2 needs scipy.stats, ~0.5 s
 # of every command's start-up); they are served on first access instead (PEP 562).
-globals().update({_name: getattr(_exact, _name) for _name in _exact_all if _name not in _exact._LAZY_NAMES})
-globals().update({_name: getattr(_models, _name) for _name in _models_all if _name not in _models._LAZY_NAMES})
+globals().update({_name: getattr(_exact, _name) for _name in _exact_all if _name not in _exact.LAZY_NAMES})
+globals().update({_name: getattr(_models, _name) for _name in _models_all if _name not in _models.LAZY_NAMES})
 globals().update({_name: getattr(_claims, _name) for _name in _claims_all if _name not in _claims.LAZY_NAMES})
 # The public run_simulation supplies the default formulas (the engine's takes them explicitly).
 from .convenience import run_simulation, saturation_stats  # noqa: E402
@@ -43,9 +43,9 @@ __all__ = sorted(set(_claims_all) | set(_engine_all) | set(_exact_all) | set(_in
 
 
 def __getattr__(name):
-    if name in _exact._LAZY_NAMES:  # SymPy's, imported on first use
+    if name in _exact.LAZY_NAMES:  # SymPy's, imported on first use
         return getattr(_exact, name)
-    if name in _models._LAZY_NAMES:
+    if name in _models.LAZY_NAMES:
         return getattr(_models, name)
     if name in _claims.LAZY_NAMES:  # the registry and the mutants, built on first access
         return getattr(_claims, name)
@@ -53,4 +53,4 @@ def __getattr__(name):
 
 
 def __dir__():
-    return sorted({*globals(), *_exact._LAZY_NAMES, *_models._LAZY_NAMES, *_claims.LAZY_NAMES})
+    return sorted({*globals(), *_exact.LAZY_NAMES, *_models.LAZY_NAMES, *_claims.LAZY_NAMES})

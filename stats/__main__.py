@@ -44,7 +44,7 @@ def _cmd_verify(args, parser):
 
 
 def _verify(args, chosen, the_plan, out, name, mname, scheduler, start):
-    from ._io import write_csv, write_text
+    from .io import write_csv, write_text
     from .claims.mutants import MUTANTS
     from .claims.console import print_report, provenance, provenance_json
     from .claims import FAMILY_ALPHA, OK_VERDICTS, evaluate, evaluate_mutants, passed, simulate
@@ -103,7 +103,7 @@ def _verify(args, chosen, the_plan, out, name, mname, scheduler, start):
 
 
 def _cmd_calibrate(args, parser):
-    from ._io import write_csv, write_text
+    from .io import write_csv, write_text
     from .claims.calibration import CALIBRATION_ALPHA, CALIBRATION_LEVEL, calibrate, calibration_passed
     from .claims.console import provenance, provenance_json
 

@@ -15,6 +15,7 @@ __all__ = [
     "check_seed_sequence",
     "check_alpha",
     "check_d_k",
+    "check_dropout_p",
     "check_finite",
     "check_integer",
     "check_positive",
@@ -108,3 +109,12 @@ def check_alpha(alpha, name="alpha"):
     if not 0.0 < float(alpha) < 1.0:
         raise ValueError(f"{name} must lie strictly between 0 and 1; got {alpha}")
     return float(alpha)
+
+
+def check_dropout_p(p, name="p"):
+    """``p`` as a float if it is a dropout rate in [0, 1), else an error naming ``name``."""
+    if isinstance(p, bool) or not isinstance(p, (int, float, np.floating)):
+        raise TypeError(f"{name} must be a number in [0, 1); got {p!r}")
+    if not 0.0 <= float(p) < 1.0:  # also rejects NaN
+        raise ValueError(f"{name} must lie in [0, 1); got {p}")
+    return float(p)

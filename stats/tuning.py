@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._io import write_text
+from .io import write_text
 from .engine.executors import Job, default_workers, run_simulations
 from .engine.streams import stream_key
 from .formulas import FORMULAS

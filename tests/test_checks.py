@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from stats import MUTANTS, REGISTRY, Claim, DropoutSim, Measure, ScoreSim, evaluate, evaluate_mutants, plan, simulate
-from stats.claims import build
+from stats.claims import check_builders as build
 from stats.claims.checks import (
     KINDS,
     BoundSD,

@@ -30,7 +30,7 @@ from stats import (
     select_claims,
     simulate,
 )
-from stats.claims import build
+from stats.claims import check_builders as build
 from stats.claims import COLUMNS
 from stats.claims.checks import identity_rows
 
@@ -93,7 +93,7 @@ def test_every_mutant_is_caught(full_run):
 def test_mutant_tiers_start_with_the_cheapest_check_and_double_in_cost():
     from types import SimpleNamespace as NS
 
-    from stats.claims.mutation import mutant_tiers
+    from stats.claims.mutant_runner import mutant_tiers
 
     costs = dict(a=1.0, b=2.0, c=4.0, d=8.0, e=16.0, f=1.0)
     reads = dict(X="c", Y="ab", Z="de", W="ae")  # f is touched but read by no check

@@ -81,24 +81,24 @@ def test_nan_rows_propagate_and_are_counted():
 
 @pytest.mark.parametrize("rows", [1, 2, 7, 8, 9, 16, 33, 200])
 def test_a_block_is_summarised_in_one_pass_with_the_same_bits(rows):
-    from stats.engine.summaries import _summarize_block, _summarize_rows
+    from stats.engine.summaries import _summarize_rows, summarize_block
 
     rng = np.random.default_rng(rows)
     stats = {"normal": rng.standard_normal(rows) * 1e3, "share": (rng.random(rows) < 0.3), "count": rng.integers(0, 9, rows),
              "heavy": rng.standard_cauchy(rows), "with_nan": np.where(rng.random(rows) < 0.4, np.nan, rng.random(rows) * 2),
              "with_inf": np.where(rng.random(rows) < 0.4, -np.inf, rng.random(rows)), "all_nan": np.full(rows, np.nan)}
-    together = _summarize_block(stats, tuple(stats))
+    together = summarize_block(stats, tuple(stats))
     for name, x in stats.items():
         assert together[name] == _summarize_rows(x) or repr(together[name]) == repr(_summarize_rows(x)), name
 
 
 def test_a_malformed_block_statistic_is_refused_as_before():
-    from stats.engine.summaries import _summarize_block
+    from stats.engine.summaries import summarize_block
 
     with pytest.raises(ValueError, match="1-D"):
-        _summarize_block({"a": np.zeros(3), "b": np.zeros((3, 2))}, ("a", "b"))
+        summarize_block({"a": np.zeros(3), "b": np.zeros((3, 2))}, ("a", "b"))
     with pytest.raises(ValueError, match="non-empty"):
-        _summarize_block({"a": np.zeros(0)}, ("a",))
+        summarize_block({"a": np.zeros(0)}, ("a",))
 
 
 def test_a_simulation_does_not_depend_on_its_companions():

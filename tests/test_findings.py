@@ -7,7 +7,7 @@ import math
 import pytest
 
 from stats import REGISTRY, Claim, Erratum, Measure, ScoreSim, Stated, evaluate, plan, simulate
-from stats.claims import build
+from stats.claims import check_builders as build
 from stats.claims.findings import (
     CAVEAT, ERRATUM, FALSE_AS_STATED, HOLDS, LAST_DIGIT, ROUNDING_SLIP, WRONG_NUMBER, digits_off, erratum_grade,
     worst_finding,

@@ -173,7 +173,7 @@ def test_findings_md_is_written_by_the_report_command(small_run, tmp_path):
 
 
 def test_a_markdown_table_keeps_every_value_in_its_cell():
-    from stats._io import markdown_table
+    from stats.io import markdown_table
 
     lines = markdown_table(("x", "y"), [("1", "p | q\n r")])
     assert lines == ["| x | y |", "|---|---|", "| 1 | p \\| q r |"]

@@ -176,11 +176,11 @@ def test_same_seed_same_bytes_whatever_the_parallelism(built, tmp_path):
 
 
 def test_an_interrupted_write_leaves_no_file_that_looks_done(tmp_path):
-    from stats._io import write_text
+    from stats.io import write_text
 
     target = tmp_path / "x.csv"
     with pytest.raises(RuntimeError):
-        from stats._io import atomic_path
+        from stats.io import atomic_path
 
         with atomic_path(target) as tmp:
             Path(tmp).write_text("half")

@@ -13,7 +13,7 @@ import pytest
 import stats
 from stats import (Claim, JacobianSim, Measure, SaturationSim, StableSoftmaxSim, attention_memory, evaluate, plan,
                    run_simulation, simulate)
-from stats.claims import build
+from stats.claims import check_builders as build
 from stats.claims.checks import KINDS, CategoricalCheck
 from stats.claims.checks.categorical import chi_square_power, chi_square_sample_size, detectable_effect_size
 from stats.claims.mutants import MUTANTS

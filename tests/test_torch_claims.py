@@ -7,13 +7,11 @@ it is missing (the claims are then `untestable`, tests/test_checks.py)."""
 from __future__ import annotations
 
 import math
-from functools import partial
 
 import pytest
 
 import stats
 from stats import FORMULAS, DropoutSim, SDPADispatchSim, SDPALargeScoreSim, TorchSDPASim, run_simulation, sdpa_cpu_backend
-from stats.formulas import with_formula
 from stats.models import torch_sdpa
 
 needs_torch = pytest.mark.skipif(
@@ -118,9 +116,9 @@ def test_a_forward_pass_without_its_scale_violates_the_sdpa_identity(monkeypatch
 @needs_torch
 @pytest.mark.parametrize("mutant", ["ds-without-d-term", "dk-as-c-ds-q"])
 def test_the_backward_mutants_violate_the_autograd_identity(mutant):
-    from stats.claims.mutants import _backward_mutant
+    from stats.claims.mutants import MUTANTS
 
-    F = with_formula(attention_backward=partial(_backward_mutant, mutant))
+    F = next(m.formulas for m in MUTANTS if m.name == mutant)
     # T_q = T_k: with unequal lengths the transposed mutant is a shape error, not a wrong number
     s = run_simulation(TorchSDPASim("float64", "causal", T_q=7), 16, seed=3, formulas=F).summary("backward")
     assert s.n_above_one == 16 and s.maximum > 1e6
@@ -169,8 +167,8 @@ def test_sdpa_dropout_with_the_wrong_rate_is_caught_by_the_claim():
     """The claim tests p = 0.1; a dropout at 0.12 (drawn by SDPA at a rate the text does not state)
     is rejected by its share check at the claim's own design."""
     from stats.claims import plan, simulate, evaluate
-    from stats.claims.build import Measure, mean
-    from stats.claims.schema import Claim
+    from stats.claims.check_builders import Measure, mean
+    from stats.claims.claim import Claim
 
     sim = DropoutSim(0.12, 32, "sdpa")
     check = mean("share dropped", Measure(sim, "dropped_share"), lambda F: 0.1, uses=(), target=0.005, relative=False,

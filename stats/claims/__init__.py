@@ -1,9 +1,10 @@
-"""The claims: what a check reads (:mod:`.measures`), the kinds of check (:mod:`.checks`),
-the schema (:mod:`.schema`), the statements grouped by the section's headings
-(:mod:`.statements`), the registry, the statements no claim can test (:mod:`.unchecked`), the
-planted mutants, and the run -- plan
-(:mod:`.planning`), draw (:mod:`.drawing`), evaluate (:mod:`.evaluation`), mutants
-(:mod:`.mutation`) -- with its settings (:mod:`.defaults`) and verdicts (:mod:`.verdicts`).
+"""The claims: what a check reads (:mod:`.measures`), the kinds of check (:mod:`.checks`) and
+the constructors the statements build them with (:mod:`.check_builders`), a claim
+(:mod:`.claim`), the statements grouped by the section's headings (:mod:`.statements`), the
+registry, the statements no claim can test (:mod:`.unchecked`), the planted mutants
+(:mod:`.mutants`), and the run -- plan (:mod:`.planning`), simulate (:mod:`.simulating`),
+evaluate (:mod:`.evaluation`), re-run the mutants (:mod:`.mutant_runner`) -- with its
+settings (:mod:`.defaults`) and verdicts (:mod:`.verdicts`).
 
 The registry and the mutants are built on first access (``stats.REGISTRY``), not when
 ``stats`` is imported.
@@ -29,13 +30,13 @@ from .checks import (
     VarianceCheck,
 )
 from .defaults import DEFAULT_SEED, FALSE_PASS, FAMILY_ALPHA
-from .drawing import simulate
+from .simulating import simulate
 from .evaluation import COLUMNS, evaluate, passed
 from .measures import Erratum, Measure, Stated
-from .mutation import evaluate_mutants
+from .mutant_runner import evaluate_mutants
 from .planning import Plan, PlannedCheck, plan, select_claims
 from .runner import verify_claims
-from .schema import Claim
+from .claim import Claim
 from .unchecked import NOT_CHECKABLE, Unchecked
 from .verdicts import OK_VERDICTS
 

@@ -38,9 +38,9 @@ import numpy as np
 from ..inference.significance import holm_adjust
 from .checks import CORRECTION_SUFFIX
 from .defaults import DEFAULT_SEED
-from .drawing import simulate
+from .simulating import simulate
 from .evaluation import evaluate, failing
-from .mutation import affected_checks, touched_simulations
+from .mutant_runner import affected_checks, touched_simulations
 from .planning import plan
 from .verdicts import ERROR
 

@@ -6,6 +6,14 @@ while they run.  ``python -m stats verify --mutants`` re-runs exactly the simula
 checks a mutant touches, on the same draws; a mutant is caught when some check is
 rejected (or errs), and a mutant that nothing rejects means the suite cannot see that
 mistake.  Every function here is module-level, so a mutant can run on a process pool.
+
+A mutant is one function, its mistake, and one row ``(name, description, mistake)`` in the
+table of its kind, in the order of ``mutants.csv``: a wrong moment formula (the mistake maps
+the right ``(mean, var)`` to the wrong one), a wrong exact law (the right frozen law to the
+wrong one), a wrong implementation (the fields of :class:`~stats.formulas.Formulas` it
+replaces; the backward pass's mistakes replace one step of it) and a wrong step of a
+derivation (the fields of :class:`~stats.exact.equations.Equations`).  Nothing dispatches on a
+mutant's name.
 """
 
 from __future__ import annotations
@@ -13,6 +21,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from functools import partial
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -40,48 +49,88 @@ class Mutant:
 
 
 # ----------------------------------------------------------------- moment formulas
+# One function a mistake; the scaffolds around them (module-level, so that a mutant pickles
+# for a process pool) compute the right value first and hand it to the mistake.
 
 
-def _moments_mutant(kind, d_k, rho=0.0, *, sigma_q=1.0, sigma_k=1.0, entries="gaussian", scale="sqrt"):
+class _ScoreCase(NamedTuple):
+    """The arguments of the moment formulas, with the entries' law, its fourth moment and the scale factor."""
+
+    d_k: Any
+    rho: Any
+    sigma_q: Any
+    sigma_k: Any
+    law: Any
+    mu4: float
+    c: float
+    scale: str
+
+
+def _moments_with(mistake, d_k, rho=0.0, *, sigma_q=1.0, sigma_k=1.0, entries="gaussian", scale="sqrt"):
+    """The score moments with one planted mistake: ``mistake(mean, var, case)`` turns the right
+    ``(mean, var)`` into the wrong one (``case``: a :class:`_ScoreCase`)."""
     mean, var = scaled_score_moments(d_k, rho, sigma_q=sigma_q, sigma_k=sigma_k, entries=entries, scale=scale)
     law = entry_law(entries)
-    mu4 = law_moment(law, 4)
-    c = score_scale(d_k, scale)
-    if kind == "variance-dk-squared":
-        return mean, var * d_k
-    if kind == "scaled-mean-rho-dk":
-        return (mean * d_k**0.5 if scale == "sqrt" else mean), var
-    if kind.startswith("gaussian-mu4-for-"):
-        target = kind.removeprefix("gaussian-mu4-for-").replace("-", "_")
-        m4 = 3.0 if law.name == target else mu4
-        return mean, c * c * d_k * (sigma_q * sigma_k) ** 2 * (1 + rho * rho * (m4 - 2))
-    if kind == "variance-off-2pct":
-        return mean, var * 1.02
-    if kind == "sigma-not-squared":
-        return mean, var / (sigma_q * sigma_k)
-    if kind == "correlated-variance-stub":
-        return mean, var / (1 + rho * rho * (mu4 - 2))
-    if kind == "correlated-variance-mu4-minus-1":
-        return mean, var * (1 + rho * rho * (mu4 - 1)) / (1 + rho * rho * (mu4 - 2))
-    if kind == "mup-as-sqrt":
-        return (mean * d_k**0.5, var * d_k) if scale == "mup" else (mean, var)
-    if kind == "nan-mean":
-        return math.nan, var
-    raise ValueError(kind)
+    return mistake(mean, var, _ScoreCase(d_k, rho, sigma_q, sigma_k, law, law_moment(law, 4), score_scale(d_k, scale), scale))
 
 
-def _law_mutant(kind, d_k, rho=0.0, *, sigma_q=1.0, sigma_k=1.0, scale="sqrt"):
-    law = score_distribution(d_k, rho, sigma_q=sigma_q, sigma_k=sigma_k, scale=scale)
+def _variance_dk_squared(mean, var, x):
+    return mean, var * x.d_k
+
+
+def _scaled_mean_rho_dk(mean, var, x):
+    return (mean * x.d_k**0.5 if x.scale == "sqrt" else mean), var
+
+
+def _gaussian_mu4_for(target, mean, var, x):
+    """The Gaussian fourth moment, 3, used for entries of the law named ``target``."""
+    m4 = 3.0 if x.law.name == target else x.mu4
+    return mean, x.c * x.c * x.d_k * (x.sigma_q * x.sigma_k) ** 2 * (1 + x.rho * x.rho * (m4 - 2))
+
+
+def _variance_off_2pct(mean, var, x):
+    return mean, var * 1.02
+
+
+def _sigma_not_squared(mean, var, x):
+    return mean, var / (x.sigma_q * x.sigma_k)
+
+
+def _correlated_variance_stub(mean, var, x):
+    return mean, var / (1 + x.rho * x.rho * (x.mu4 - 2))
+
+
+def _correlated_variance_mu4_minus_1(mean, var, x):
+    return mean, var * (1 + x.rho * x.rho * (x.mu4 - 1)) / (1 + x.rho * x.rho * (x.mu4 - 2))
+
+
+def _mup_as_sqrt(mean, var, x):
+    return (mean * x.d_k**0.5, var * x.d_k) if x.scale == "mup" else (mean, var)
+
+
+def _nan_mean(mean, var, x):
+    return math.nan, var
+
+
+def _law_with(mistake, d_k, rho=0.0, *, sigma_q=1.0, sigma_k=1.0, scale="sqrt"):
+    """The exact law of the score with one planted mistake: ``mistake(law)`` turns the right frozen law into the wrong one."""
+    return mistake(score_distribution(d_k, rho, sigma_q=sigma_q, sigma_k=sigma_k, scale=scale))
+
+
+def _law_scales_swapped(law):
     kw = law.kwds
-    if kind == "exact-law-scales-swapped":
-        return _distributions.diff_chi2(df=kw["df"], s1=kw["s2"], s2=kw["s1"])
-    if kind == "exact-law-df-plus-1":
-        return _distributions.diff_chi2(df=kw["df"] + 1, s1=kw["s1"], s2=kw["s2"])
-    if kind == "exact-law-normal":
-        from scipy import stats
+    return _distributions.diff_chi2(df=kw["df"], s1=kw["s2"], s2=kw["s1"])
 
-        return stats.norm(law.mean(), law.std())
-    raise ValueError(kind)
+
+def _law_df_plus_1(law):
+    kw = law.kwds
+    return _distributions.diff_chi2(df=kw["df"] + 1, s1=kw["s1"], s2=kw["s2"])
+
+
+def _law_normal(law):
+    from scipy import stats
+
+    return stats.norm(law.mean(), law.std())
 
 
 # ----------------------------------------------------------------- implementations
@@ -101,23 +150,38 @@ def _vjp_without_weights(a, g):
     return g - np.sum(a * g, axis=-1, keepdims=True)
 
 
-def _backward_mutant(kind, Q, K, V, dO, mask=None, *, scale=None, return_score_grad=False, return_forward=False):
-    """attention_backward with one planted mistake in the derivation."""
-    Q, K, V = _att._check_qkv(Q, K, V)
-    O, A, c, Qc = _att._forward(Q, K, V, mask, scale)
+def _score_grad(A, dA, D):
+    return A * (dA - D)
+
+
+def _key_grad(dS, Q, Qc, c):
+    return matmul(np.swapaxes(dS, -1, -2), Qc)
+
+
+def _backward_with(Q, K, V, dO, mask=None, *, scale=None, return_score_grad=False, return_forward=False,
+                   score_grad=_score_grad, key_grad=_key_grad):
+    """attention_backward with one step of the derivation replaced: ``score_grad(A, dA, D)`` gives dS
+    and ``key_grad(dS, Q, cQ, c)`` gives dK."""
+    Q, K, V = _att.check_qkv(Q, K, V)
+    O, A, c, Qc = _att.forward_pass(Q, K, V, mask, scale)
     dO = _att.output_gradient(dO, O)
     with phase("backward"):
         dV = matmul(np.swapaxes(A, -1, -2), dO)
         dA = matmul(dO, np.swapaxes(V, -1, -2))
         D = np.sum(dO * O, axis=-1, keepdims=True)
-        dS = A * dA if kind == "ds-without-d-term" else A * (dA - D)
+        dS = score_grad(A, dA, D)
         dQ = matmul(dS * c, K)
-        if kind == "dk-as-c-ds-q":
-            dK = matmul(dS * c, Q)  # wrong: dS Q instead of dS^T Q (only square score matrices get this far)
-        else:
-            dK = matmul(np.swapaxes(dS, -1, -2), Qc)
+        dK = key_grad(dS, Q, Qc, c)
     grads = _att.sum_to_shape(dQ, Q.shape), _att.sum_to_shape(dK, K.shape), _att.sum_to_shape(dV, V.shape)
     return (*grads, *((dS,) if return_score_grad else ()), *((O, A) if return_forward else ()))
+
+
+def _ds_without_d_term(A, dA, D):
+    return A * dA
+
+
+def _dk_as_c_ds_q(dS, Q, Qc, c):
+    return matmul(dS * c, Q)  # wrong: dS Q instead of dS^T Q (only square score matrices get this far)
 
 
 def _adam_without_bias_correction(g, state, t, lr, *, betas=(0.9, 0.999), eps=1e-8):
@@ -220,29 +284,31 @@ def _saturation_exact_fewer_keys(d_k, n_keys=32, *, scaling="sqrt", refine=1):
 # ----------------------------------------------------------------- the list
 
 _MOMENT_MUTANTS = (
-    ("variance-dk-squared", "raw variance d_k^2 sigma_q^2 sigma_k^2 instead of d_k sigma_q^2 sigma_k^2"),
-    ("scaled-mean-rho-dk", "scaled mean rho d_k (the raw mean) instead of rho sqrt(d_k)"),
-    ("gaussian-mu4-for-rademacher", "the Gaussian fourth moment (3) used for Rademacher entries in the correlated variance"),
-    ("gaussian-mu4-for-uniform", "the Gaussian fourth moment (3) used for uniform entries"),
-    ("gaussian-mu4-for-student-t", "the Gaussian fourth moment (3) used for heavy-tailed Student-t entries"),
-    ("variance-off-2pct", "every variance 2% too large"),
-    ("sigma-not-squared", "variance d_k sigma_q sigma_k (sigmas not squared)"),
-    ("correlated-variance-stub", "the section's placeholder: the rho = 0 variance used for every rho"),
-    ("correlated-variance-mu4-minus-1", "1 + rho^2 (mu_4 - 1) instead of 1 + rho^2 (mu_4 - 2)"),
-    ("mup-as-sqrt", "muP's 1/d_k scaling computed as 1/sqrt(d_k)"),
-    ("nan-mean", "a mean formula that returns NaN (must give ERROR, never pass)"),
+    ("variance-dk-squared", "raw variance d_k^2 sigma_q^2 sigma_k^2 instead of d_k sigma_q^2 sigma_k^2", _variance_dk_squared),
+    ("scaled-mean-rho-dk", "scaled mean rho d_k (the raw mean) instead of rho sqrt(d_k)", _scaled_mean_rho_dk),
+    ("gaussian-mu4-for-rademacher", "the Gaussian fourth moment (3) used for Rademacher entries in the correlated variance",
+     partial(_gaussian_mu4_for, "rademacher")),
+    ("gaussian-mu4-for-uniform", "the Gaussian fourth moment (3) used for uniform entries", partial(_gaussian_mu4_for, "uniform")),
+    ("gaussian-mu4-for-student-t", "the Gaussian fourth moment (3) used for heavy-tailed Student-t entries",
+     partial(_gaussian_mu4_for, "student_t")),
+    ("variance-off-2pct", "every variance 2% too large", _variance_off_2pct),
+    ("sigma-not-squared", "variance d_k sigma_q sigma_k (sigmas not squared)", _sigma_not_squared),
+    ("correlated-variance-stub", "the section's placeholder: the rho = 0 variance used for every rho", _correlated_variance_stub),
+    ("correlated-variance-mu4-minus-1", "1 + rho^2 (mu_4 - 1) instead of 1 + rho^2 (mu_4 - 2)", _correlated_variance_mu4_minus_1),
+    ("mup-as-sqrt", "muP's 1/d_k scaling computed as 1/sqrt(d_k)", _mup_as_sqrt),
+    ("nan-mean", "a mean formula that returns NaN (must give ERROR, never pass)", _nan_mean),
 )
 _LAW_MUTANTS = (
-    ("exact-law-scales-swapped", "the exact law with its two chi-square scales (1 + rho)/2 and (1 - rho)/2 swapped"),
-    ("exact-law-df-plus-1", "the exact law with d_k + 1 degrees of freedom"),
-    ("exact-law-normal", "the exact law replaced by the normal with the same mean and variance"),
+    ("exact-law-scales-swapped", "the exact law with its two chi-square scales (1 + rho)/2 and (1 - rho)/2 swapped", _law_scales_swapped),
+    ("exact-law-df-plus-1", "the exact law with d_k + 1 degrees of freedom", _law_df_plus_1),
+    ("exact-law-normal", "the exact law replaced by the normal with the same mean and variance", _law_normal),
 )
 _IMPLEMENTATION_MUTANTS = (
     ("trace-one-minus-max", "the Jacobian's trace computed as 1 - max a instead of 1 - ||a||^2", dict(row_trace=_trace_one_minus_max)),
     ("jacobian-plus-aat", "the softmax Jacobian diag(a) + a a^T", dict(softmax_jacobian=_jacobian_plus)),
     ("vjp-without-weights", "the vector-Jacobian product g - (a.g) 1, without the factor a", dict(softmax_vjp=_vjp_without_weights)),
-    ("ds-without-d-term", "the backward pass with dS = A * dA (no D term)", dict(attention_backward=partial(_backward_mutant, "ds-without-d-term"))),
-    ("dk-as-c-ds-q", "the backward pass with dK = c dS Q instead of c dS^T Q", dict(attention_backward=partial(_backward_mutant, "dk-as-c-ds-q"))),
+    ("ds-without-d-term", "the backward pass with dS = A * dA (no D term)", dict(attention_backward=partial(_backward_with, score_grad=_ds_without_d_term))),
+    ("dk-as-c-ds-q", "the backward pass with dK = c dS Q instead of c dS^T Q", dict(attention_backward=partial(_backward_with, key_grad=_dk_as_c_ds_q))),
     ("exact-sampler-no-chi", "the exact saturation sampler that forgets the chi law of ||q|| (takes sqrt(d_k))", dict(saturation_sampler=_sampler_without_chi)),
     ("exact-sampler-winner-first", "the exact saturation sampler that returns each row's scores sorted, the winner always key 0", dict(saturation_sampler=_sampler_winner_first)),
     ("saturation-exact-fewer-keys", "exact saturation values computed for T - 1 keys", dict(saturation_exact=_saturation_exact_fewer_keys)),
@@ -289,7 +355,7 @@ def _exercise_mu4_minus_1(d_k, rho, mu4):
     return 1 + rho**2 * (mu4 - 1)
 
 
-def _jacobian_plus(a):
+def _symbolic_jacobian_plus(a):
     import sympy
 
     return sympy.diag(*a) + a * a.T
@@ -305,15 +371,16 @@ _EQUATION_MUTANTS = (
     ("proof-d-without-row-sum", "D_i = A_i1 dA_i1, a D without its row sum", dict(row_term=_row_term_without_sum)),
     ("proof-dk-without-transpose", "step 3 with dK = c dS Q, the transpose missing", dict(backward_dK=_dk_without_transpose)),
     ("proof-dv-as-do-t-a", "step 1 with dV = dO^T A, the product in the wrong order", dict(backward_dV=_dv_without_transpose)),
-    ("proof-jacobian-plus-aat", "the Jacobian written diag(a) + a a^T", dict(softmax_jacobian=_jacobian_plus)),
+    ("proof-jacobian-plus-aat", "the Jacobian written diag(a) + a a^T", dict(softmax_jacobian=_symbolic_jacobian_plus)),
     ("proof-exercise-mu4-minus-1", "Exercise 4.3d's variance as 1 + rho^2 (mu_4 - 1)", dict(correlated_scaled_variance=_exercise_mu4_minus_1)),
 )
 
 MUTANTS = (
-    tuple(Mutant(name, desc, with_formula(moments=partial(_moments_mutant, name))) for name, desc in _MOMENT_MUTANTS)
-    + tuple(Mutant(name, desc, with_formula(distribution=partial(_law_mutant, name))) for name, desc in _LAW_MUTANTS)
+    tuple(Mutant(name, desc, with_formula(moments=partial(_moments_with, mistake))) for name, desc, mistake in _MOMENT_MUTANTS)
+    + tuple(Mutant(name, desc, with_formula(distribution=partial(_law_with, mistake))) for name, desc, mistake in _LAW_MUTANTS)
     + tuple(Mutant(name, desc, with_formula(**repl)) for name, desc, repl in _IMPLEMENTATION_MUTANTS)
     + tuple(Mutant(name, desc, with_formula(equations=replace(EQUATIONS, **repl))) for name, desc, repl in _EQUATION_MUTANTS)
 )
 
 assert all(m.formulas is not FORMULAS for m in MUTANTS)
+assert len({m.name for m in MUTANTS}) == len(MUTANTS), "two mutants share a name"

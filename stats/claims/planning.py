@@ -25,7 +25,7 @@ from ..formulas import FORMULAS
 from .checks import DesignContext
 from .defaults import DEFAULT_SEED, DRAFT_MIN_ROWS, DRAFT_ROW_NUMBERS, FALSE_PASS, FAMILY_ALPHA, MIN_ROWS
 from .design import TailUntestable, design_check
-from .drawing import Warming
+from .simulating import Warming
 from .pilots import Pilots
 
 __all__ = ["Plan", "PlannedCheck", "all_checks", "plan", "select_claims"]
@@ -111,7 +111,7 @@ def select_claims(patterns=None, claims=None):
 
 def _claim_tuple(claims, name):
     """``claims`` (any iterable of claims, read once) as a tuple; a TypeError naming ``name`` otherwise."""
-    from .schema import Claim
+    from .claim import Claim
 
     if isinstance(claims, (str, bytes)):
         raise TypeError(f"{name} must be an iterable of Claim objects; got a string {claims!r}")

@@ -2,12 +2,12 @@
 
 1. **Plan** (:func:`~stats.claims.planning.plan`): the family, the level, each check's
    design and each simulation's size, from the whole registry.
-2. **Simulate** (:func:`~stats.claims.drawing.simulate`): every simulation the plan
+2. **Simulate** (:func:`~stats.claims.simulating.simulate`): every simulation the plan
    needs, on the engine.
 3. **Evaluate** (:func:`~stats.claims.evaluation.evaluate`): each check by its kind, Holm
    over the family, verdicts.
 
-:func:`~stats.claims.mutation.evaluate_mutants` re-runs the planted mistakes on the same
+:func:`~stats.claims.mutant_runner.evaluate_mutants` re-runs the planted mistakes on the same
 draws.  What a kind of check means lives in its class (:mod:`stats.claims.checks`).
 """
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from ..formulas import FORMULAS
 from .defaults import DEFAULT_SEED
-from .drawing import simulate
+from .simulating import simulate
 from .evaluation import evaluate
 from .planning import plan
 

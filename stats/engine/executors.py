@@ -27,7 +27,7 @@ from .._validation import check_integer
 from .malloc import MALLOC_ENVIRON, malloc_choice, tune_malloc
 from .simulation import SimResult, block_count, block_rows_of
 from .streams import simulation_seed
-from .summaries import _summarize_block, merge_row_summaries
+from .summaries import merge_row_summaries, summarize_block
 
 __all__ = ["Job", "SimFailure", "TASK_NUMBERS", "default_workers", "local_dask_cluster", "pool_context", "run_simulation", "run_simulations"]
 
@@ -138,7 +138,7 @@ def _blocks(work):
             missing = set(sim.statistics) - set(stats)
             if missing:
                 raise RuntimeError(f"{sim.key} block {b} did not yield {sorted(missing)}")
-            summaries = _summarize_block(stats, sim.statistics)
+            summaries = summarize_block(stats, sim.statistics)
             kept = {name: stats[name] for name in work.keep}
             out.append((summaries, kept))
     return out

@@ -24,7 +24,7 @@ from .._validation import as_real_array
 
 from ..inference.estimators import MomentSummary, merge_power_sums
 
-__all__ = ["RowSummary", "merge_row_summaries", "summarize_rows"]
+__all__ = ["RowSummary", "merge_row_summaries", "summarize_block", "summarize_rows"]
 
 
 @dataclass(frozen=True)
@@ -75,10 +75,11 @@ def _summarize_rows(x):
     )
 
 
-def _summarize_block(stats, names):
-    """``{name: _summarize_rows(stats[name])}`` for one block, in one pass over a stacked array
-    when every statistic has the block's length (the same bits: each row of the stack is
-    reduced along its own contiguous axis as a vector is); else statistic by statistic."""
+def summarize_block(stats, names):
+    """``{name: RowSummary of stats[name]}`` for one block of a simulation, non-finite rows counted
+    (not refused) as the engine needs; in one pass over a stacked array when every statistic
+    has the block's length (the same bits: each row of the stack is reduced along its own
+    contiguous axis as a vector is), else statistic by statistic."""
     try:
         x = np.array([np.asarray(stats[name], dtype=np.float64) for name in names], dtype=np.float64)
     except ValueError:  # ragged: the per-statistic path says which shape is wrong

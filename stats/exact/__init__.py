@@ -21,7 +21,7 @@ from .memory import attention_memory, attention_memory_alone
 from .tiled import tiled_attention_backward, tiled_attention_forward
 
 #: Served from :mod:`.symbolic` on first access (PEP 562): it imports SymPy.
-_LAZY_NAMES = ("Decision", "decide", "expectation", "gradient")
+LAZY_NAMES = ("Decision", "decide", "expectation", "gradient")
 
 __all__ = [
     "EQUATIONS",
@@ -46,12 +46,12 @@ __all__ = [
     "softmax_vjp",
     "tiled_attention_backward",
     "tiled_attention_forward",
-    *_LAZY_NAMES,
+    *LAZY_NAMES,
 ]
 
 
 def __getattr__(name):
-    if name in _LAZY_NAMES:
+    if name in LAZY_NAMES:
         from . import symbolic
 
         return getattr(symbolic, name)

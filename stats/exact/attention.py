@@ -30,12 +30,20 @@ from .._validation import as_real_array, check_finite, check_positive
 from .cost import matmul, phase
 
 __all__ = [
+    "additive_mask",
     "attention_backward",
+    "check_qkv",
+    "check_scores",
+    "forward_pass",
     "naive_softmax",
+    "output_gradient",
+    "resolve_scale",
     "scaled_dot_product_attention",
+    "scores_shape",
     "softmax",
     "softmax_jacobian",
     "softmax_vjp",
+    "sum_to_shape",
 ]
 
 
@@ -46,7 +54,7 @@ def softmax(s, axis=-1):
     at least 1, so nothing overflows in any precision; the input dtype is kept.  A slice
     whose entries are all ``-inf`` (a fully masked row) gives zeros.
     """
-    s = _score_array(s, axis)
+    s = check_scores(s, axis)
     m = np.max(s, axis=axis, keepdims=True)
     # A row that is all -inf would give (-inf) - (-inf) = NaN; shift it by 0 instead.
     m = np.where(np.isfinite(m), m, np.zeros_like(m))
@@ -61,7 +69,9 @@ def softmax(s, axis=-1):
     return e
 
 
-def _score_array(s, axis, *, allow_inf=False):
+def check_scores(s, axis, *, allow_inf=False):
+    """``s`` as a real array of scores with at least one entry along ``axis``, else an error
+    saying what is wrong: no NaN, and no ``+inf`` unless ``allow_inf`` (``-inf`` is a masked score)."""
     s = as_real_array(s, "s")
     if s.ndim == 0:
         raise ValueError("s must have at least one dimension (the softmax axis); got a scalar")
@@ -82,7 +92,7 @@ def naive_softmax(s, axis=-1):
     Kept only to demonstrate overflow: in float16 ``exp(12)`` is already ``inf`` and the
     result is NaN.  Use :func:`softmax` for anything else.
     """
-    s = _score_array(s, axis, allow_inf=True)
+    s = check_scores(s, axis, allow_inf=True)
     with np.errstate(over="ignore", invalid="ignore"):
         e = np.exp(s)
         return e / np.sum(e, axis=axis, keepdims=True)
@@ -120,7 +130,9 @@ def softmax_vjp(a, g):
 # --------------------------------------------------------------------------- helpers
 
 
-def _check_qkv(Q, K, V):
+def check_qkv(Q, K, V):
+    """``Q``, ``K``, ``V`` as finite real arrays of compatible shapes ``(..., T_q, d_k)``,
+    ``(..., T_k, d_k)``, ``(..., T_k, d_v)``, cast to their common dtype; else an error naming the culprit."""
     Q = check_finite(as_real_array(Q, "Q"), "Q")
     K = check_finite(as_real_array(K, "K"), "K")
     V = check_finite(as_real_array(V, "V"), "V")
@@ -179,6 +191,7 @@ def additive_mask(mask, score_shape, dtype):
 
 
 def scores_shape(Q, K):
+    """The shape ``(..., T_q, T_k)`` of the scores of queries ``Q`` and keys ``K`` (leading dimensions broadcast)."""
     lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2])
     return (*lead, Q.shape[-2], K.shape[-2])
 
@@ -194,7 +207,9 @@ def sum_to_shape(g, shape):
     return g
 
 
-def _forward(Q, K, V, mask, scale):
+def forward_pass(Q, K, V, mask, scale):
+    """The forward pass on inputs :func:`check_qkv` has checked: ``(O, A, c, cQ)``, the output, the
+    weights, the scale and the scaled queries, which the backward pass reuses."""
     c = resolve_scale(scale, Q.shape[-1])
     add = additive_mask(mask, scores_shape(Q, K), Q.dtype)
     Qc = Q * Q.dtype.type(c)  # scale first: c Q K^T fits whenever the scores do
@@ -215,8 +230,8 @@ def scaled_dot_product_attention(Q, K, V, mask=None, *, scale=None, return_weigh
 
     Returns ``O`` of shape ``(..., T_q, d_v)``, or ``(O, A)`` with ``return_weights=True``.
     """
-    Q, K, V = _check_qkv(Q, K, V)
-    O, A, _, _ = _forward(Q, K, V, mask, scale)
+    Q, K, V = check_qkv(Q, K, V)
+    O, A, _, _ = forward_pass(Q, K, V, mask, scale)
     return (O, A) if return_weights else O
 
 
@@ -232,8 +247,8 @@ def attention_backward(Q, K, V, dO, mask=None, *, scale=None, return_score_grad=
     O (training: :math:`dO = O - V_{target}`), so one forward pass serves the loss and the
     backward; ``return_forward=True`` then appends ``O`` and ``A`` to the result.
     """
-    Q, K, V = _check_qkv(Q, K, V)
-    O, A, c, Qc = _forward(Q, K, V, mask, scale)
+    Q, K, V = check_qkv(Q, K, V)
+    O, A, c, Qc = forward_pass(Q, K, V, mask, scale)
     dO = output_gradient(dO, O)
     with phase("backward"):
         dV = matmul(np.swapaxes(A, -1, -2), dO)

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["FORMATS", "exp_overflow_threshold", "float_format", "format_max", "softmax_terms"]
+from .attention import check_scores
+
+__all__ = ["FORMATS", "UNIT_ROUNDOFF", "exp_overflow_threshold", "float_format", "format_max", "softmax_terms", "unit_roundoff"]
 
 FORMATS = ("float16", "bfloat16", "float32")
 
@@ -32,6 +34,16 @@ def float_format(dtype):
     if dt.name == "bfloat16":
         return dt
     raise TypeError(f"dtype must be a floating type; got {dt}")
+
+
+def unit_roundoff(dtype="float64"):
+    """The unit roundoff u of the format, half its machine epsilon (one rounding's relative error
+    bound), as a float: 2^-53 for float64, 2^-24 for float32, 2^-11 for float16, 2^-8 for bfloat16."""
+    return float(np.finfo(float_format(dtype)).eps) / 2
+
+
+#: The unit roundoff of float64, 2^-53: the error bounds of the float64 simulations are multiples of it.
+UNIT_ROUNDOFF = unit_roundoff("float64")
 
 
 def format_max(dtype):
@@ -70,9 +82,7 @@ def softmax_terms(s, axis=-1):
     The largest term is :math:`e^0 = 1` exactly, so the denominator is at least 1 in any
     format (rounding is monotone): nothing can overflow.
     """
-    from .attention import _score_array
-
-    s = _score_array(s, axis)
+    s = check_scores(s, axis)
     if not np.all(np.isfinite(s)):
         raise ValueError("s contains NaN or inf; the stable softmax's terms need finite scores")
     m = np.max(s, axis=axis, keepdims=True)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import as_real_array, check_finite, check_integer
-from .attention import _check_qkv, additive_mask, resolve_scale, scores_shape, sum_to_shape
+from .attention import additive_mask, check_qkv, resolve_scale, scores_shape, sum_to_shape
 
 __all__ = ["tiled_attention_backward", "tiled_attention_forward"]
 
@@ -38,7 +38,7 @@ def tiled_attention_forward(Q, K, V, mask=None, *, scale=None, block_size=DEFAUL
 
     A fully masked row has ``O = 0`` and ``lse = -inf``.
     """
-    Q, K, V = _check_qkv(Q, K, V)
+    Q, K, V = check_qkv(Q, K, V)
     block_size = check_integer(block_size, "block_size")
     c = resolve_scale(scale, Q.shape[-1])
     shape = scores_shape(Q, K)
@@ -68,7 +68,7 @@ def tiled_attention_forward(Q, K, V, mask=None, *, scale=None, block_size=DEFAUL
 
 def tiled_attention_backward(Q, K, V, O, lse, dO, mask=None, *, scale=None, block_size=DEFAULT_BLOCK_SIZE):
     """``(dQ, dK, dV)`` from the forward's ``O`` and ``lse``, recomputing A tile by tile."""
-    Q, K, V = _check_qkv(Q, K, V)
+    Q, K, V = check_qkv(Q, K, V)
     block_size = check_integer(block_size, "block_size")
     c = resolve_scale(scale, Q.shape[-1])
     shape = scores_shape(Q, K)

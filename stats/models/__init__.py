@@ -52,19 +52,19 @@ from .torch_sdpa import (
 # needs pilots, and the parent imports the rest while they simulate.  Modules import those
 # three where they use them; diff_chi2, an rv_continuous subclass, is built at its first
 # access (PEP 562).  tests/test_imports.py keeps it so.
-_LAZY_NAMES = ("diff_chi2",)
+LAZY_NAMES = ("diff_chi2",)
 
 __all__ = [
     name for name, value in dict(globals()).items()
-    if not name.startswith("_") and not isinstance(value, _ModuleType)
-] + list(_LAZY_NAMES)
+    if not name.startswith("_") and not isinstance(value, _ModuleType) and name != "LAZY_NAMES"
+] + list(LAZY_NAMES)
 
 
 def __getattr__(name):
-    if name in _LAZY_NAMES:
+    if name in LAZY_NAMES:
         return getattr(_distributions, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__():
-    return sorted({*globals(), *_LAZY_NAMES})
+    return sorted({*globals(), *LAZY_NAMES})

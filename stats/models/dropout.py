@@ -26,23 +26,14 @@ from typing import ClassVar
 
 import numpy as np
 
-from .._validation import as_real_array, check_finite, check_generator, check_integer
+from .._validation import as_real_array, check_dropout_p, check_finite, check_generator, check_integer
 from ..engine.simulation import Simulation
 from ..engine.streams import block_generator, stream_key
+from ..exact.formats import UNIT_ROUNDOFF
 
-__all__ = ["DROPOUT_BACKENDS", "DropoutSim", "check_dropout_p", "dropout_weights"]
+__all__ = ["DROPOUT_BACKENDS", "DropoutSim", "dropout_weights"]
 
 DROPOUT_BACKENDS = ("numpy", "torch", "sdpa")
-_U = np.finfo(np.float64).eps / 2
-
-
-def check_dropout_p(p, name="p"):
-    """``p`` as a float if it is a dropout rate in [0, 1), else an error naming ``name``."""
-    if isinstance(p, bool) or not isinstance(p, (int, float, np.floating)):
-        raise TypeError(f"{name} must be a number in [0, 1); got {p!r}")
-    if not 0.0 <= float(p) < 1.0:  # also rejects NaN
-        raise ValueError(f"{name} must lie in [0, 1); got {p}")
-    return float(p)
 
 
 def dropout_weights(a, p, rng):
@@ -120,6 +111,6 @@ class DropoutSim(Simulation):
         else:
             a, d = _sdpa_dropout(s, self.p, rng.integers(0, 2**62))
         scaled = a / (1.0 - self.p)
-        off = np.minimum(np.abs(d), np.abs(d - scaled)) / (4 * _U * scaled)
+        off = np.minimum(np.abs(d), np.abs(d - scaled)) / (4 * UNIT_ROUNDOFF * scaled)
         return {"dropped_share": np.mean(d == 0.0, axis=1), "row_sum": d.sum(axis=1), "first_ratio": d[:, 0] / a[:, 0],
                 "values": off.max(axis=1)}

@@ -36,12 +36,12 @@ import numpy as np
 from .._validation import check_d_k, check_integer
 from ..engine.simulation import Simulation
 from ..engine.streams import block_generator, stream_key
+from ..exact.formats import UNIT_ROUNDOFF
 from ..training.optimizers import FIRST_STEP_OPTIMIZERS, optimizer_named
 from ..training.scalings import HEAD_SCALINGS, SCALINGS, qknorm_gain, scaling_named
 
 __all__ = ["HeadSim", "T5Sim", "draw_head"]
 
-_U = np.finfo(np.float64).eps / 2
 _CHUNK_NUMBERS = 1 << 21  # random numbers of the heads processed together
 
 
@@ -157,7 +157,7 @@ class T5Sim(Simulation):
         rngs = [block_generator(sim_seed, block, s) for s in range(3)]
         d = self.d_k
         c = 1.0 / np.sqrt(d)
-        gamma = lambda k: k * _U / (1 - k * _U)  # noqa: E731
+        gamma = lambda k: k * UNIT_ROUNDOFF / (1 - k * UNIT_ROUNDOFF)  # noqa: E731
         direction = optimizer_named(self.optimizer).first_step_direction
         step = lambda g: -direction(g)  # noqa: E731
         out = {k: np.empty(rows) for k in self.statistics}

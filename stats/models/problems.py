@@ -34,7 +34,7 @@ from ..engine.simulation import Simulation
 from ..engine.streams import block_generator, stream_key
 from ..exact.attention import attention_backward, scaled_dot_product_attention, softmax
 from ..exact.cost import attention_matmul_flops, count_matmuls
-from ..exact.formats import FORMATS, float_format, format_max, softmax_terms
+from ..exact.formats import FORMATS, UNIT_ROUNDOFF, float_format, format_max, softmax_terms, unit_roundoff
 from ..exact.tiled import tiled_attention_backward, tiled_attention_forward
 
 __all__ = [
@@ -47,7 +47,6 @@ __all__ = [
     "reference_attention",
 ]
 
-_U = np.finfo(np.float64).eps / 2
 _FD_STEP = 1e-5
 _FD_TOL = 1e-7
 
@@ -135,7 +134,7 @@ class JacobianSim(Simulation):
         e = np.exp(s - s.max(axis=1, keepdims=True))
         a = e / e.sum(axis=1, keepdims=True)
         J = formulas.softmax_jacobian(a)
-        tol = 16 * n * _U
+        tol = 16 * n * UNIT_ROUNDOFF
         lam_min = np.linalg.eigvalsh(J)[:, 0]
         Jg = np.einsum("rij,rj->ri", J, g)
         quad = np.einsum("ri,rij,rj->r", u, J, u)
@@ -146,7 +145,7 @@ class JacobianSim(Simulation):
         rng2 = block_generator(sim_seed, block, 2)
         b = np.where(rng2.random(rows) < 0.5, -1.0, 1.0) * 10.0 ** rng2.uniform(-3, 3, size=rows)
         shifted = softmax(s + b[:, None])
-        shift_tol = 4 * ((n + 4) + 3 * (np.abs(s).max(axis=1) + np.abs(b))) * _U
+        shift_tol = 4 * ((n + 4) + 3 * (np.abs(s).max(axis=1) + np.abs(b))) * UNIT_ROUNDOFF
         return {
             "symmetric": np.where(np.any(J != np.swapaxes(J, 1, 2), axis=(1, 2)), 2.0, 0.0),
             "rows_sum_zero": np.abs(J.sum(axis=2)).max(axis=1) / tol,
@@ -206,7 +205,7 @@ class BackwardSim(Simulation):
         c = 1.0 / math.sqrt(dk)
         O_ref = reference_attention(Q, K, V, c, keep)
         O = scaled_dot_product_attention(Q, K, V, keep)
-        fwd_err = np.abs(O - O_ref).max(axis=(1, 2)) / (16 * (Tk + dk) * _U * (1.0 + np.abs(V).max(axis=(1, 2))))
+        fwd_err = np.abs(O - O_ref).max(axis=(1, 2)) / (16 * (Tk + dk) * UNIT_ROUNDOFF * (1.0 + np.abs(V).max(axis=(1, 2))))
         dQ, dK, dV, dS = formulas.attention_backward(Q, K, V, dO, keep, return_score_grad=True)
         analytic = np.concatenate([dQ.reshape(rows, -1), dK.reshape(rows, -1), dV.reshape(rows, -1)], axis=1)
         params = np.concatenate([Q.reshape(rows, -1), K.reshape(rows, -1), V.reshape(rows, -1)], axis=1)
@@ -239,7 +238,7 @@ class BackwardSim(Simulation):
         D_def = np.sum(A * dA, axis=2)
         D_fast = np.sum(dO * O_ref, axis=2)
         D_scale = np.sum(A * np.abs(dA), axis=2) + np.sum(np.abs(dO) * np.abs(O_ref), axis=2)
-        d_err = np.max(np.abs(D_def - D_fast) / (8 * (Tk + dv) * _U * (1e-300 + D_scale)), axis=1)
+        d_err = np.max(np.abs(D_def - D_fast) / (8 * (Tk + dv) * UNIT_ROUNDOFF * (1e-300 + D_scale)), axis=1)
         return {"forward": fwd_err, "finite_differences": fd_err, "masked_score_grad": masked, "d_identity": d_err}
 
 
@@ -294,7 +293,7 @@ class TiledSim(Simulation):
         if keep is not None:
             S = np.where(keep, S, -np.inf)
         lse_ref = logsumexp(S, axis=2)
-        tol = 32 * (Tk + dk + dv) * _U
+        tol = 32 * (Tk + dk + dv) * UNIT_ROUNDOFF
         grads = attention_backward(Q, K, V, dO, keep)
         tgrads = tiled_attention_backward(Q, K, V, Ot, lse, dO, keep, block_size=self.block_size)
         scale = max(1.0, float(np.abs(dO).max())) * (1.0 + np.abs(V).max(axis=(1, 2)))
@@ -397,7 +396,7 @@ class StableSoftmaxSim(Simulation):
         s = (M[:, None] * z).astype(dt)
         a = softmax(s).astype(np.float64)
         _, denom = softmax_terms(s)
-        u = float(np.finfo(np.float32).eps if self.dtype == "float32" else (2.0**-10 if self.dtype == "float16" else 2.0**-7)) / 2
+        u = unit_roundoff(self.dtype)
         tol = 4 * (self.n_keys + 2) * u
         s64 = s.astype(np.float64)  # the reference, written independently of the softmax under test
         e64 = np.exp(s64 - s64.max(axis=1, keepdims=True))

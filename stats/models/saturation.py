@@ -45,6 +45,7 @@ from .._validation import as_real_array, check_d_k, check_finite, check_generato
 from ..engine.simulation import Simulation
 from ..engine.scratch import scratch
 from ..engine.streams import block_generator, stream_key
+from ..exact.formats import UNIT_ROUNDOFF
 from .laws import EntryLaw, entry_law
 from .sampling import draw_entries
 from ..training.scalings import SCORE_SCALINGS, scaling_named
@@ -64,7 +65,6 @@ __all__ = [
 SATURATION_METHODS = ("auto", "direct", "exact")
 SATURATION_STATISTICS = ("max_weight", "trace", "entropy", "one_hot_90", "one_hot_99")
 _ROW_STATISTICS = SATURATION_STATISTICS + ("tr_j2", "winner_bound", "trace_bound", "winner")
-_U = np.finfo(np.float64).eps / 2
 
 
 def row_trace(a):
@@ -131,7 +131,7 @@ def saturation_row_statistics(s, formulas=None):
     entropy = np.log(Z) - weighted_gap
     np.put_along_axis(sm, win, -np.inf, axis=1)
     runner_up = sm.max(axis=1)  # the winner's entry is 0; the runner-up's gap is -runner_up
-    tol = 4 * (T + 4) * _U
+    tol = 4 * (T + 4) * UNIT_ROUNDOFF
     bound = bound_of(-runner_up, T)
     return {
         "max_weight": max_w,
@@ -276,9 +276,9 @@ class SmallScoreSim(Simulation):
         ds = formulas.softmax_vjp(a, g)
         spread = z.max(axis=1) - z.min(axis=1)
         bound = np.expm1(eps * spread) / T
-        tol = 4 * (T + 4) * _U
+        tol = 4 * (T + 4) * UNIT_ROUNDOFF
         return {
             "trace_defect": np.vecdot(dev, dev) / eps**2,
             "score_grad": T * T * np.vecdot(ds, ds) / (T - 1),
-            "uniform_bound": np.maximum(np.abs(dev).max(axis=1) - bound * (1 + 8 * T * _U), 0.0) / tol,
+            "uniform_bound": np.maximum(np.abs(dev).max(axis=1) - bound * (1 + 8 * T * UNIT_ROUNDOFF), 0.0) / tol,
         }

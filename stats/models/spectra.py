@@ -46,12 +46,12 @@ import numpy as np
 from .._validation import check_d_k, check_integer
 from ..engine.simulation import Simulation
 from ..engine.streams import block_generator, stream_key
+from ..exact.formats import UNIT_ROUNDOFF
 from .saturation import check_scaling
 from .scores import score_scale
 
 __all__ = ["JACOBIAN_IDENTITIES", "SpectrumSim", "jacobian_spectrum_statistics"]
 
-_U = np.finfo(np.float64).eps / 2
 JACOBIAN_IDENTITIES = ("psd", "null_vector", "trace", "trace_square", "half", "symmetric", "interlacing", "one_zero")
 _CHUNK = 1024  # rows whose T x T Jacobians are held at once
 
@@ -84,7 +84,7 @@ def _effective_rank(a):
 def jacobian_spectrum_statistics(a, g, formulas):
     """The statistics of the module docstring for weights ``a`` and upstream draws ``g``, both ``(rows, T)``."""
     rows, T = a.shape
-    tol = 16 * T * _U
+    tol = 16 * T * UNIT_ROUNDOFF
     J = formulas.softmax_jacobian(a)
     lam = np.linalg.eigvalsh(J)
     tr = lam.sum(axis=1)

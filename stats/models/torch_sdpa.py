@@ -46,10 +46,11 @@ from typing import ClassVar, NamedTuple
 
 import numpy as np
 
-from .._validation import check_integer
+from .._validation import check_dropout_p, check_integer
 from ..engine.simulation import Simulation
 from ..engine.streams import block_generator, stream_key
 from ..exact.attention import scaled_dot_product_attention
+from ..exact.formats import unit_roundoff
 
 __all__ = [
     "SDPA_DISPATCH_DTYPES",
@@ -67,7 +68,6 @@ SDPA_MASKS = ("none", "bool", "additive", "causal")
 #: The dtypes whose results the identities compare (float16 and bfloat16 are dispatched, not compared).
 SDPA_DTYPES = ("float64", "float32")
 SDPA_DISPATCH_DTYPES = ("float64", "float32", "float16", "bfloat16")
-_UNIT_ROUNDOFF = {"float64": 2.0**-53, "float32": 2.0**-24, "float16": 2.0**-11, "bfloat16": 2.0**-8}
 _RANKS = (3, 4, 5)
 #: Autograd nodes of PyTorch's fused SDPA kernels, by the ``SDPBackend`` member that leaves them.
 _FUSED_NODES = {
@@ -133,8 +133,6 @@ def sdpa_cpu_backend(dtype="float32", *, mask="none", dropout_p=0.0, rank=4, sam
     node of a real call (with ``requires_grad``; seeded inside ``fork_rng`` when it drops
     out, so the caller's generator is untouched).  Needs PyTorch.
     """
-    from .dropout import check_dropout_p
-
     _check_choice(dtype, "dtype", SDPA_DISPATCH_DTYPES)
     _check_choice(mask, "mask", SDPA_MASKS)
     p = check_dropout_p(dropout_p, "dropout_p")
@@ -196,8 +194,6 @@ class SDPADispatchSim(Simulation):
     block_rows: ClassVar[int] = 1
 
     def __post_init__(self):
-        from .dropout import check_dropout_p
-
         _check_choice(self.dtype, "dtype", SDPA_DISPATCH_DTYPES)
         _check_choice(self.mask, "mask", SDPA_MASKS)
         if not isinstance(self.same_head_dim, bool):
@@ -274,7 +270,7 @@ class SDPALargeScoreSim(Simulation):
             rounded = q[0, 0].to(torch.float64).numpy()
         e = np.exp(rounded - rounded.max(axis=1, keepdims=True))
         exact = e / e.sum(axis=1, keepdims=True)
-        tol = _UNIT_ROUNDOFF[self.dtype] + 4 * (self.n_keys + 2) * _UNIT_ROUNDOFF["float32"]
+        tol = unit_roundoff(self.dtype) + 4 * (self.n_keys + 2) * unit_roundoff("float32")
 
         def violation(a):
             with np.errstate(invalid="ignore"):
@@ -375,7 +371,7 @@ class TorchSDPASim(Simulation):
             mask = mask.astype(np_dtype).astype(np.float64)
         O = scaled_dot_product_attention(Q, K, V, mask)
         grads = formulas.attention_backward(Q, K, V, dO, mask)
-        u = _UNIT_ROUNDOFF[self.dtype]
+        u = unit_roundoff(self.dtype)
         fwd_tol = 16 * (Tk + dk) * u * (1.0 + _max_per_row(V, rows))
         bwd_scale = 32 * (Tk + dk + dv) * u
         default, fused, math_path = self._torch_runs(Q, K, V, dO, mask, rows)

@@ -27,6 +27,7 @@ from typing import ClassVar
 import numpy as np
 
 from .._validation import check_d_k, check_integer
+from ..exact.formats import UNIT_ROUNDOFF
 from .arrays import apply_step, block, block_width, broadcasts, column_blocks, finite_array, per_row, positive_lr
 
 __all__ = [
@@ -51,7 +52,7 @@ ADAM_EPS = 1e-8
 ADAFACTOR_EPS = (1e-30, 1e-3)
 MAX_STEPS = 10**7
 #: Rounding allowance of an optimiser identity, in units of the step (64 roundings).
-STEP_TOLERANCE = 64 * (np.finfo(np.float64).eps / 2)
+STEP_TOLERANCE = 64 * UNIT_ROUNDOFF
 
 
 def adam_update(g, state, t, lr, *, betas=ADAM_BETAS, eps=ADAM_EPS):

@@ -10,9 +10,9 @@ import numpy as np
 
 from ...models.saturation import SaturationSim
 from ...settings.saturation import ASYMPTOTIC_KEYS as KEYS, ASYMPTOTIC_WIDE as WIDE
-from ..build import Measure, Stated, exact, mean
+from ..check_builders import Measure, Stated, exact, mean
 from ..headings import BEYOND
-from ..schema import Claim
+from ..claim import Claim
 
 SECTION = BEYOND
 

@@ -9,9 +9,9 @@ import math
 from ...exact.memory import attention_memory_alone
 from ...models.problems import BackwardSim, FlopSim, TiledSim
 from ...settings.numerics import MEMORY_BLOCK, MEMORY_SIDES, MEMORY_WIDTH
-from ..build import Measure, Stated, exact, identity
+from ..check_builders import Measure, Stated, exact, identity
 from ..headings import BACKWARD
-from ..schema import Claim
+from ..claim import Claim
 
 SECTION = BACKWARD
 

@@ -11,9 +11,9 @@ from ...models.laws import entry_law
 from ...models.sampling import CosineSim
 from ...models.scores import score_scale
 from ...settings.fresh import CORR_WIDTHS, GAIN_KEYS, HEAVY_TAIL_DF, QK_RHOS, QK_WIDTHS, RHOS, T5_WIDTHS
-from ..build import Erratum, Measure, Stated, exact, identity, mean, score_sd, variance
+from ..check_builders import Erratum, Measure, Stated, exact, identity, mean, score_sd, variance
 from ..headings import ASSUMPTION
-from ..schema import Claim
+from ..claim import Claim
 from .width import LAWS, label, score_sim
 
 SECTION = ASSUMPTION

@@ -14,9 +14,9 @@ from __future__ import annotations
 from functools import partial
 
 from ...exact import derivations as D
-from ..build import proof
+from ..check_builders import proof
 from ..headings import ASSUMPTION, BACKWARD, FORMULA, JACOBIAN, LARGE, SATURATION, STABILITY, WIDTH
-from ..schema import Claim
+from ..claim import Claim
 
 SECTION = FORMULA
 

@@ -7,9 +7,9 @@ import math
 
 from ...models.laws import entry_law
 from ...models.sampling import CosineSim, ScoreSim
-from ..build import Measure, ratio, two_sample
+from ..check_builders import Measure, ratio, two_sample
 from ..headings import ENGINE
-from ..schema import Claim
+from ..claim import Claim
 
 SECTION = ENGINE
 

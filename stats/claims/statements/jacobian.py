@@ -14,9 +14,9 @@ from ...models.saturation import SaturationSim
 from ...models.spectra import SpectrumSim
 from ...exact.attention import softmax
 from ...settings.fresh import HEAD_WIDTHS, SPECTRUM_KEYS, SPECTRUM_WIDTHS
-from ..build import Erratum, Measure, Stated, exact, identity, interval, mean
+from ..check_builders import Erratum, Measure, Stated, exact, identity, interval, mean
 from ..headings import JACOBIAN
-from ..schema import Claim
+from ..claim import Claim
 
 SECTION = JACOBIAN
 _JAC_PROPS = {

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from ...models.saturation import SaturationSim
-from ..build import Measure, identity, stated_exact
+from ..check_builders import Measure, identity, stated_exact
 from ..headings import LARGE
-from ..schema import Claim
+from ..claim import Claim
 
 SECTION = LARGE
 

@@ -10,9 +10,9 @@ from ...models.dropout import DropoutSim
 from ...models.torch_sdpa import (SDPA_DISPATCH_DTYPES, SDPA_DTYPES, SDPA_MASKS, SDPADispatchSim, SDPALargeScoreSim,
                                   TorchSDPASim)
 from ...settings.numerics import DROPOUT_P as P, LONG_T_K
-from ..build import Measure, identity, mean
+from ..check_builders import Measure, identity, mean
 from ..headings import PYTORCH, STABILITY
-from ..schema import Claim
+from ..claim import Claim
 
 SECTION = PYTORCH
 TORCH = ("torch",)

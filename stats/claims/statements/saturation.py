@@ -8,9 +8,9 @@ import math
 
 from ...models.saturation import SaturationSim, SmallScoreSim
 from ...settings.saturation import CLAIM_MC_WIDTHS as MC_WIDTHS, SMALL_SCORE_EPSILONS as EPSILONS, STATED_TABLE, T
-from ..build import Erratum, Measure, Stated, categorical, exact, identity, interval, mean, stated_exact, two_sample
+from ..check_builders import Erratum, Measure, Stated, categorical, exact, identity, interval, mean, stated_exact, two_sample
 from ..headings import OPENING, SATURATION
-from ..schema import Claim
+from ..claim import Claim
 
 SECTION = SATURATION
 

@@ -8,22 +8,18 @@ import math
 import numpy as np
 
 from ...exact.attention import naive_softmax
-from ...exact.formats import FORMATS, exp_overflow_threshold, float_format, format_max
+from ...exact.formats import FORMATS, exp_overflow_threshold, float_format, format_max, unit_roundoff
 from ...models.problems import StableSoftmaxSim
-from ..build import Measure, Stated, exact, identity, stated_exact
+from ..check_builders import Measure, Stated, exact, identity, stated_exact
 from ..headings import STABILITY
-from ..schema import Claim
+from ..claim import Claim
 
 SECTION = STABILITY
 
 
-def _unit_roundoff(dtype):
-    return float(np.finfo(float_format(dtype)).eps) / 2
-
-
 def _underflow_bound_over_u(dtype, n_keys=32):
     def value(F):
-        u = _unit_roundoff(dtype)
+        u = unit_roundoff(dtype)
         return (n_keys - 1) * float(np.finfo(float_format(dtype)).smallest_subnormal) ** (1.0 / (1.0 + u)) / u
 
     return value

@@ -26,9 +26,9 @@ from ...training.simulations import TrainingSim
 from ...settings.training import (ADAFACTOR_LR, BEST_LR_CELLS, CLAIM_SHAPES as SHAPES, IDENTITY_KEYS, INITIAL_LR, LARGE, N_KEYS,
                                   OPTIMIZERS, SMALL_FIX_RATES, STEPS)
 from ...tuning import training_best_lr
-from ..build import Erratum, Measure, Stated, identity, interval, mean, share
+from ..check_builders import Erratum, Measure, Stated, identity, interval, mean, share
 from ..headings import ASSUMPTION, BACKWARD, JACOBIAN, OPENING, SATURATION, WIDTH
-from ..schema import Claim
+from ..claim import Claim
 
 SECTION = OPENING
 

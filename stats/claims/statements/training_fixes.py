@@ -20,9 +20,9 @@ from __future__ import annotations
 from ...training.simulations import FoldingSim, LRSweepSim, TrainingSim
 from ...settings.fixes import (FOLD_LRS, FOLD_STEPS, FOLD_WIDTHS, GAIN_LR, MUP_BASE, MUP_BRACKET, MUP_STEPS, MUP_WIDE,
                                PARAMETERISATIONS, QK_IDENTITY_LRS, QK_STEPS, QK_WIDTH, T5_CLAIM_RATES, T5_STEPS, T5_WIDTH)
-from ..build import Erratum, Measure, Stated, identity, interval, share
+from ..check_builders import Erratum, Measure, Stated, identity, interval, share
 from ..headings import ASSUMPTION
-from ..schema import Claim
+from ..claim import Claim
 
 SECTION = ASSUMPTION
 

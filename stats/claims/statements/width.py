@@ -9,9 +9,9 @@ from ...models.sampling import CosineSim, ScoreSim, square_mean_variance
 from ...models.scores import score_scale, score_tail_index
 from ...settings.fresh import (COSINE_WIDTHS, FAST_METHOD, LAW_NAMES, MOMENT_WIDTHS as WIDTHS, SHARED_FROM, SHARED_KEYS, SIGMA_K,
                                SIGMA_Q)
-from ..build import Measure, distribution, mean, ratio, score_sd, variance
+from ..check_builders import Measure, distribution, mean, ratio, score_sd, variance
 from ..headings import WIDTH
-from ..schema import Claim
+from ..claim import Claim
 
 SECTION = WIDTH
 LAWS = tuple(entry_law(name) for name in LAW_NAMES)

@@ -14,7 +14,7 @@ from ..engine.executors import pool_context
 from ..engine.malloc import tune_malloc
 from ..formulas import FORMULAS, changed_fields
 from .defaults import DEFAULT_SEED
-from .drawing import simulate
+from .simulating import simulate
 from .evaluation import evaluate, failing
 
 __all__ = ["affected_checks", "evaluate_mutants", "mutant_tiers", "touched_simulations"]

@@ -1,4 +1,4 @@
-r"""The claims schema: each quantitative statement of section 4.3 as an executable claim.
+r"""A claim: each quantitative statement of section 4.3 as an executable claim.
 
 A :class:`Claim` carries an id, the section heading it comes from, a paraphrase, the
 closed form it asserts, and its checks -- one per tested value.  A check is an instance of
