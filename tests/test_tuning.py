@@ -1,6 +1,6 @@
 """The pilots that choose a setting (:mod:`stats.tuning`): reproducible from their own seed,
 the same for any number of workers, cached by their definition, and read by the claims and the
-training study through one switch (:data:`stats.settings.training.BEST_LR_SOURCE`)."""
+training study."""
 
 import json
 
@@ -78,18 +78,12 @@ def test_a_damaged_cache_is_drawn_again(cache):
     assert json.loads(path.read_text())["best"]
 
 
-def test_the_switch_says_where_the_best_rates_come_from(monkeypatch):
-    monkeypatch.setattr(settings, "BEST_LR_SOURCE", "recorded")
-    assert tuning.training_best_lr() == settings.RECORDED_BEST_LR
-    monkeypatch.setattr(settings, "BEST_LR_SOURCE", "pilot")
+def test_the_claims_best_rates_are_the_pilots(monkeypatch):
     monkeypatch.setattr(tuning, "best_rates", lambda pilot: {"chosen by": pilot.name})
     assert tuning.training_best_lr() == {"chosen by": settings.RATE_PILOT.name}
-    monkeypatch.setattr(settings, "BEST_LR_SOURCE", "pasted")
-    with pytest.raises(ValueError, match="BEST_LR_SOURCE"):
-        tuning.training_best_lr()
 
 
-def test_the_claims_and_the_study_read_the_rates_the_switch_gives():
+def test_the_claims_and_the_study_read_the_rates_the_pilot_chooses():
     from analyses import training as study
     from stats.claims.statements import training as statements
 

@@ -96,20 +96,3 @@ class RatePilot:
 #: seed's successor, fixed when the pilot was first written into the pipeline, never tuned).
 RATE_PILOT = RatePilot(name="training-best-lr", seed=4_3_2027, cells=BEST_LR_CELLS, grids=tuple(GRIDS.items()), runs=8,
                        steps=STEPS, n_keys=N_KEYS)
-
-#: The best rates as first pasted in, from a pilot sweep of 8 runs a point on a seed that was not
-#: recorded: the claims read these while :data:`BEST_LR_SOURCE` is ``"recorded"``.
-RECORDED_BEST_LR = {
-    ((16, 16), "sqrt", "sgd"): 3.0, ((16, 16), "sqrt", "adam"): 3e-2,
-    ((256, 256), "sqrt", "sgd"): 3.0, ((256, 256), "none", "sgd"): 0.3,
-    ((256, 256), "sqrt", "adam"): 1e-2, ((256, 256), "none", "adam"): 3e-3,
-    ((64, 256), "sqrt", "sgd"): 3.0, ((64, 256), "none", "sgd"): 0.3,
-    ((64, 256), "sqrt", "adam"): 1e-2, ((64, 256), "none", "adam"): 3e-3,
-}
-#: Where the claims' and the study's best rates come from: ``"pilot"`` (:data:`RATE_PILOT`,
-#: run and cached by :func:`stats.tuning.best_rates`) or ``"recorded"`` (:data:`RECORDED_BEST_LR`).
-#: Still ``"recorded"``: the pilot chooses the recorded rate in nine cells of ten, and at
-#: d_k = d_model = 256, scaled, Adam it chooses 0.03 over the recorded 0.01 (``python -m
-#: stats.tuning`` prints every cell's restricted means and standard errors).  With ``"pilot"``
-#: the checks that read that cell, and the training study's run counts there, change.
-BEST_LR_SOURCE = "recorded"

@@ -12,8 +12,7 @@ Learning rates come from log grids (SGD 0.03 ... 3, Adam 0.001 ... 0.1, half a d
 apart); "best" is the grid point with the smallest restricted mean time to accuracy in a
 pilot sweep of 8 runs a point: :func:`stats.tuning.training_best_lr` gives the rates of the
 pilot the pipeline runs on a seed of its own (:data:`stats.settings.training.RATE_PILOT`,
-cached), or those recorded from an earlier pilot, as
-:data:`~stats.settings.training.BEST_LR_SOURCE` says.  ``analyses/training.py`` draws the
+cached).  ``analyses/training.py`` draws the
 whole curves on the build's seed.  The runs' sizes, grids and budgets are
 :mod:`stats.settings.training`'s.
 """
