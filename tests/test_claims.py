@@ -292,6 +292,15 @@ def quick_full():
     return the_plan, evaluate(the_plan, simulate(the_plan, seed=11, workers=WORKERS))
 
 
+def test_every_claim_runs_at_five_percent_without_an_error(quick_full):
+    """The fast tier's one run of every claim end to end (the full-size run is the slow tier's):
+    every claim has rows, and no check errs (a simulation that raises, a NaN, an undecidable bound)."""
+    _, table = quick_full
+    assert set(table["claim"]) == {c.id for c in REGISTRY}
+    errors = table[table["verdict"] == "ERROR"]
+    assert errors.empty, errors[["claim", "check", "note"]].to_string()
+
+
 @pytest.mark.parametrize("pattern", ["scaled-variance-width", "saturation-exact-vs-mc", "exact-law", "winner-bound"])
 def test_only_gives_the_full_runs_numbers(quick_full, pattern):
     full_plan, full = quick_full
