@@ -29,11 +29,11 @@ CONFIG := seed=$(SEED) quick=$(if $(QUICK),1,0)
 
 # reports/.config holds the knobs; it is rewritten only when they change, so its time
 # stamp says when they last changed and every output depends on it.
-ifeq ($(filter test bench clean torch browser venv calibrate,$(MAKECMDGOALS)),)
+ifeq ($(filter test test-all bench clean torch browser venv calibrate,$(MAKECMDGOALS)),)
 $(shell mkdir -p $(OUT) && (test "$$(cat $(OUT)/.config 2>/dev/null)" = "$(CONFIG)" || echo "$(CONFIG)" > $(OUT)/.config))
 endif
 
-.PHONY: all reports test bench verify mutants analyses calibrate torch browser venv clean
+.PHONY: all reports test test-all bench verify mutants analyses calibrate torch browser venv clean
 # Stamps that pattern rules make must survive the run (make would delete them as intermediates).
 .SECONDARY: $(STUDIES:%=$(OUT)/figures/%.rendered) $(STUDIES:%=$(OUT)/data/%/manifest.json)
 
@@ -62,7 +62,7 @@ browser:
 $(OUT)/.deps/studies.d: $(wildcard analyses/*.py) $(wildcard stats/*/*.py stats/*.py)
 	@$(PYTHON) analyses/deps.py --out $(OUT)
 
-ifeq ($(filter test bench clean torch browser venv calibrate,$(MAKECMDGOALS)),)
+ifeq ($(filter test test-all bench clean torch browser venv calibrate,$(MAKECMDGOALS)),)
 -include $(OUT)/.deps/studies.d
 endif
 
@@ -156,8 +156,15 @@ calibrate: $(STAMP)
 	if [ -f $(OUT)/calibration-pvalues.csv ]; then $(BIN)/python -m analyses.calibration --out $(OUT) || exit $$?; fi; \
 	echo "make calibrate: the next 'make reports' shows it on the page"; exit $$status
 
+# The tests in two tiers (docs/testing.md).  `make test`: the fast tier, every test not marked
+# slow (pyproject's addopts), in minutes.  `make test-all`: both tiers, the slow one adding the
+# registry at full size with its mutants, the `make reports QUICK=1` builds, calibration and
+# full-size studies.
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+test-all: $(STAMP)
+	$(BIN)/python -m pytest -m "slow or not slow"
 
 # Writes $(OUT)/bench.csv and $(OUT)/bench.md (the same rows as a table, with the machine: the README links it).
 # BASELINE=<commit> times that commit's cold build and draft beside this one's (default: the build before

@@ -37,9 +37,11 @@ def test_cli_rejects_unknown_analysis():
 
 
 def test_the_training_study_spends_its_runs_where_its_figures_read():
-    """Where d_model = 256: 8 runs at the registry's best rates and at Adam's 0.01 (the curves and
-    alignment figures), 4 elsewhere; 8 at d_model = 64 and 16 at 16; 1/d_k only at 0.01 (its rate curves
-    are the muP study's); a draft's cells train 2."""
+    """Runs are cut only where no figure reads them: at each width a cell a figure reads (the
+    registry's best rate, or Adam's alignment rate) trains the most runs there; a wider cell never
+    trains more runs than a narrower one; every best-rate cell of the study's shapes is trained;
+    1/d_k only at the alignment rate (its rate curves are the muP study's); a draft trains fewer
+    runs a cell than the full build, on fewer shapes."""
     from analyses import training
     from stats.tuning import training_best_lr
 
@@ -48,14 +50,24 @@ def test_the_training_study_spends_its_runs_where_its_figures_read():
     cells = training.cells(quick=False)
     runs = {(s.d_k, s.d_model, s.scaling, s.optimizer, s.lr): training.runs(s, quick=False) for s in cells}
     assert {lr for (_, _, sc, _, lr) in runs if sc == "mup"} == {training.ALIGNMENT_LR}
-    for (d_k, d_model, sc, opt, lr), n in runs.items():
-        read = BEST_LR.get(((d_k, d_model), sc, opt)) == lr or (opt == "adam" and lr == training.ALIGNMENT_LR)
-        assert n == (16 if d_model == 16 else 8 if d_model == 64 or read else 4), (d_k, d_model, sc, opt, lr, n)
-    for ((d_k, d_model), sc, opt), lr in BEST_LR.items():  # every cell the curves figure reads is trained, with 8
+
+    def read(d_k, d_model, sc, opt, lr):
+        return BEST_LR.get(((d_k, d_model), sc, opt)) == lr or (opt == "adam" and lr == training.ALIGNMENT_LR)
+
+    widths = sorted({d_model for (_, d_model, *_) in runs})
+    most = {w: max(n for (_, d_model, *_), n in runs.items() if d_model == w) for w in widths}
+    for cell, n in runs.items():
+        if read(*cell):
+            assert n == most[cell[1]], (cell, n, most[cell[1]])
+    assert any(n < most[cell[1]] for cell, n in runs.items()), "no cell is cut: the budget test has nothing to check"
+    assert all(most[a] >= most[b] for a, b in zip(widths, widths[1:])), most
+    for ((d_k, d_model), sc, opt), lr in BEST_LR.items():  # every cell the curves figure reads is trained
         if (d_k, d_model) in training.SHAPES:
-            assert runs[d_k, d_model, sc, opt, lr] == (8 if d_model == 256 else 16)
+            assert (d_k, d_model, sc, opt, lr) in runs
     assert (256, 256) in training.SHAPES and all(d_k == d_model for d_k, d_model in training.SHAPES)
-    assert {training.runs(s, quick=True) for s in training.cells(quick=True)} == {2}
+    draft = training.cells(quick=True)
+    assert max(training.runs(s, quick=True) for s in draft) < min(runs.values())
+    assert {(s.d_k, s.d_model) for s in draft} < set(training.SHAPES)
 
 
 def test_the_mup_study_trains_each_parameterisation_on_its_own_grid():

@@ -1,7 +1,10 @@
 """`make reports` end to end, on draft builds (QUICK=1) in temporary folders: the figure set
 is complete, a second run does nothing, edits rebuild exactly what depends on them, the
 same seed gives the same bytes whatever the parallelism, and the page loads in a real
-browser with every image."""
+browser with every image.
+
+Every test here that reads a build is in the slow tier (tests/conftest.py marks the users of
+its one shared build, ``quick_report``); the atomic-write test needs none and is fast."""
 
 import hashlib
 import os
@@ -12,26 +15,17 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import make
 
 from analyses import ANALYSES, all_figures
 
 ROOT = Path(__file__).resolve().parents[1]
-pytestmark = pytest.mark.slow
 
 
-def make(*args, out, env=None):
-    e = dict(os.environ, **(env or {}))
-    e.pop("MAKEFLAGS", None)
-    e.pop("MFLAGS", None)
-    return subprocess.run(["make", "--no-print-directory", *args, f"OUT={out}", "QUICK=1"], cwd=ROOT, capture_output=True, text=True, env=e)
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    out = tmp_path_factory.mktemp("report-a")
-    r = make("reports", out=out)
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    return out
+@pytest.fixture
+def built(quick_report):
+    """The session's one draft build (tests/conftest.py)."""
+    return quick_report
 
 
 def _digests(out):
@@ -105,6 +99,7 @@ def test_the_page_lists_what_is_not_checkable_and_the_pytorch_claims(built):
     import pandas as pd
     from markupsafe import escape
 
+    from stats import REGISTRY
     from stats.claims import NOT_CHECKABLE
 
     page = (built / "index.html").read_text()
@@ -112,8 +107,12 @@ def test_the_page_lists_what_is_not_checkable_and_the_pytorch_claims(built):
     for u in NOT_CHECKABLE:
         assert f'id="unchecked-{u.id}"' in unchecked and str(escape(u.reason)) in unchecked
     claims = pd.read_csv(built / "claims.csv")
-    torch_rows = claims[claims["claim"].isin(["sdpa-equals-forward", "autograd-equals-backward", "sdpa-fused-kernel"])]
-    assert len(torch_rows) == 10 + 10 + 30 and 'id="claim-sdpa-equals-forward"' in page
+    torch_claims = ["sdpa-equals-forward", "autograd-equals-backward", "sdpa-fused-kernel"]
+    torch_rows = claims[claims["claim"].isin(torch_claims)]
+    # One row per check of the registry's PyTorch claims, whether or not PyTorch is installed.
+    checks = [(c.id, ch.label) for c in REGISTRY if c.id in torch_claims for ch in c.checks]
+    assert sorted(zip(torch_rows["claim"], torch_rows["check"])) == sorted(checks) and checks
+    assert 'id="claim-sdpa-equals-forward"' in page
     # With PyTorch installed (CI's second lane) the claims run and pass; without it they are untestable, with the reason.
     want = "pass" if importlib.util.find_spec("torch") else "untestable"
     assert (torch_rows["verdict"] == want).all(), torch_rows[["check", "verdict", "note"]]
