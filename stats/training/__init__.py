@@ -3,6 +3,7 @@ r"""Training attention heads, many seeded runs at once: the training wing.
 * :mod:`~stats.training.scalings` -- the scalings of the scores, one object each (the
   suite's one vocabulary for them: ``SCALINGS``);
 * :mod:`~stats.training.optimizers` -- SGD, Adam and Adafactor, one object each (``OPTIMIZERS``);
+* :mod:`~stats.training.arrays` -- block-wise in-place updates of a batch of runs;
 * :mod:`~stats.training.task` -- the retrieval task (episodes and targets);
 * :mod:`~stats.training.model` -- a batch of single heads: scores, loss, gradients;
 * :mod:`~stats.training.diagnostics` -- the probe episode and the step-0 gradient check;

@@ -11,7 +11,17 @@ import numpy as np
 
 from .._validation import as_real_array, check_finite
 
-__all__ = ["BLOCK_ENTRIES", "apply_step", "block", "column_blocks", "finite_array", "per_row", "positive_lr"]
+__all__ = [
+    "BLOCK_ENTRIES",
+    "apply_step",
+    "block",
+    "block_width",
+    "broadcasts",
+    "column_blocks",
+    "finite_array",
+    "per_row",
+    "positive_lr",
+]
 
 #: Entries of one cache block of an update (1 MiB of float64).
 BLOCK_ENTRIES = 1 << 17
