@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -14,12 +15,14 @@ __all__ = [
     "check_generator",
     "check_seed_sequence",
     "check_alpha",
+    "check_choice",
     "check_d_k",
     "check_dropout_p",
     "check_finite",
     "check_integer",
     "check_positive",
     "check_rho",
+    "is_finite_real",
 ]
 
 
@@ -95,10 +98,28 @@ def check_rho(rho, name="rho"):
     return float(rho)
 
 
+def is_finite_real(x):
+    """Whether the real number ``x`` is finite (an integer too large for a float is not)."""
+    try:
+        return math.isfinite(x)
+    except OverflowError:
+        return False
+
+
+def check_choice(value, name, allowed):
+    """``value`` if it is one of the strings ``allowed``, else a TypeError (not a string) or a
+    ValueError, each naming the argument and what is allowed."""
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be one of {tuple(allowed)}; got {type(value).__name__} {value!r}")
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {tuple(allowed)}; got {value!r}")
+    return value
+
+
 def check_positive(x, name):
     if isinstance(x, bool) or not isinstance(x, numbers.Real):
         raise TypeError(f"{name} must be a positive real number; got {x!r}")
-    if not (np.isfinite(x) and x > 0):
+    if not (is_finite_real(x) and x > 0):
         raise ValueError(f"{name} must be a positive finite number; got {x}")
     return float(x)
 

@@ -17,6 +17,7 @@ failure lists every (argument, bad value) pair of that name that was not refused
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import math
 import os
 import traceback
@@ -221,6 +222,29 @@ BAD = {
 }
 
 
+#: Refusals that name what the value stands for rather than the parameter (a law is given as
+#: ``entries``; a registry name is an optimizer or a scaling), or that name the quantity a
+#: bad value makes wrong (too few samples for an estimate's standard error: ``n``).
+NAMED_AS = {
+    ("EntryLaw", "name"): "entries", ("draw_entries", "law"): "entries", ("law_moment", "law"): "entries",
+    ("optimizer_named", "name"): "optimizer", ("scaling_named", "name"): "scaling",
+    ("summarize_rows", "x"): "block statistic", ("quantile_estimate", "samples"): "n",
+    ("variance_estimate", "samples"): "n", ("adam_update", "lr"): "shape",
+}
+
+
+def _parameter(name, where):
+    """The parameter a bad value replaced: a keyword's own name, or a position's."""
+    if not where.startswith("arg"):
+        return where
+    try:
+        params = list(inspect.signature(getattr(stats, name)).parameters)
+    except (TypeError, ValueError):
+        return where
+    i = int(where[3:])
+    return params[i] if i < len(params) else where
+
+
 def _has_nan(value, depth=0):
     if depth > 4:
         return False
@@ -259,8 +283,9 @@ def _bad_calls(name):
             yield key, bad, list(args), {**kwargs, key: value}
 
 
-def _not_refused(name, args, kwargs):
-    """None when the call is refused by the suite's own check or answers without NaN; else why not."""
+def _not_refused(name, args, kwargs, parameter=None):
+    """None when the call is refused by the suite's own check, naming ``parameter``, or answers
+    without NaN; else why not."""
     try:
         with np.errstate(all="ignore"):
             out = getattr(stats, name)(*args, **kwargs)
@@ -270,6 +295,9 @@ def _not_refused(name, args, kwargs):
             return f"{type(exc).__name__} from outside the suite's checks: {exc}"
         if not str(exc):
             return f"{type(exc).__name__} without a message (an error must say what is wrong)"
+        names = {parameter, NAMED_AS.get((name, parameter), parameter)}
+        if parameter is not None and not any(n in str(exc) for n in names):
+            return f"{type(exc).__name__} that does not name {parameter!r}: {exc}"
         return None
     except Exception as exc:  # noqa: BLE001 - the point of the test
         return f"{type(exc).__name__} instead of ValueError/TypeError: {exc}"
@@ -291,5 +319,6 @@ def test_bad_inputs_are_refused(name):
     args, kwargs = GOOD[name]
     assert not _has_nan(getattr(stats, name)(*args, **kwargs)), f"the good call of {name} returned NaN"
     failures = [f"{name} with {where} = {bad}: {why}"
-                for where, bad, a, kw in _bad_calls(name) if (why := _not_refused(name, a, kw)) is not None]
+                for where, bad, a, kw in _bad_calls(name)
+                if (why := _not_refused(name, a, kw, _parameter(name, where))) is not None]
     assert not failures, f"{len(failures)} bad inputs not refused:\n" + "\n".join(failures)

@@ -63,7 +63,7 @@ def canonical(value):
     if isinstance(value, numbers.Real):
         v = float(value)
         if not math.isfinite(v):
-            raise ValueError(f"a stream key cannot hold a non-finite number; got {v}")
+            raise ValueError(f"a stream key's field cannot hold a non-finite number; got {v}")
         return repr(v + 0.0)  # + 0.0 turns -0.0 into 0.0
     if isinstance(value, str):
         return value
@@ -77,7 +77,15 @@ def canonical(value):
 
 def stream_key(kind, **fields):
     """``kind/name=value/...`` with the fields in the order given (the caller fixes it)."""
-    return "/".join([kind] + [f"{name}={canonical(v)}" for name, v in fields.items()])
+    if not isinstance(kind, str) or not kind:
+        raise TypeError(f"kind must be a non-empty string naming the simulation; got {kind!r}")
+    parts = [kind]
+    for name, v in fields.items():
+        try:
+            parts.append(f"{name}={canonical(v)}")
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"{name}: {exc}") from None
+    return "/".join(parts)
 
 
 def key_words(key):

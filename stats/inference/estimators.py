@@ -65,12 +65,13 @@ class Estimate:
     n: int
 
 
-def moment_summary(x):
-    """:class:`MomentSummary` of the samples in ``x`` along axis 0 (two-pass, per chunk)."""
-    x = as_real_array(x, "x", dtype=np.float64)
+def moment_summary(x, *, name="x"):
+    """:class:`MomentSummary` of the samples in ``x`` along axis 0 (two-pass, per chunk); errors
+    name the argument ``name``."""
+    x = as_real_array(x, name, dtype=np.float64)
     if x.ndim == 0 or x.shape[0] < 1:
-        raise ValueError("x must hold at least one sample along axis 0")
-    check_finite(x, "x")
+        raise ValueError(f"{name} must hold at least one sample along axis 0")
+    check_finite(x, name)
     mean = x.mean(axis=0)
     d = x - mean
     d2 = d * d
@@ -158,7 +159,7 @@ def delta_method(f, means, ses, *, step_floor=None):
 
 
 def _summary(samples):
-    s = samples if isinstance(samples, MomentSummary) else moment_summary(samples)
+    s = samples if isinstance(samples, MomentSummary) else moment_summary(samples, name="samples")
     if not all(np.all(np.isfinite(v)) for v in (s.mean, s.m2, s.m3, s.m4)):
         raise ValueError("samples summarize to NaN or inf (a non-finite draw): no estimate")
     return s

@@ -84,7 +84,7 @@ def _summary(samples, name="samples"):
             raise ValueError(f"{name} must be one-dimensional; got shape {x.shape}")
         if not np.all(np.isfinite(x)):
             raise ValueError(f"{name} contains NaN or inf")
-        s = moment_summary(x)
+        s = moment_summary(x, name=name)
     if np.ndim(s.mean) != 0:
         raise ValueError(f"{name} must summarize a single column")
     return s
@@ -317,6 +317,9 @@ def share_interval_test(successes, n, lo, hi, *, alpha):
         raise ValueError(f"n must be a positive integer (at most 2^53); got {n!r}")
     if isinstance(successes, bool) or not isinstance(successes, (int, np.integer)) or not 0 <= successes <= n:
         raise ValueError(f"successes must be an integer in [0, n]; got {successes!r}")
+    for name, v in (("lo", lo), ("hi", hi)):
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+            raise TypeError(f"{name} must be a number in [0, 1]; got {v!r}")
     if not (0 <= lo <= hi <= 1):
         raise ValueError(f"lo and hi must satisfy 0 <= lo <= hi <= 1; got lo={lo!r}, hi={hi!r}")
     p_hat = successes / n

@@ -38,9 +38,10 @@ from __future__ import annotations
 import functools
 import math
 
+import numpy as np
 from scipy import special
 
-from .._validation import check_alpha
+from .._validation import check_alpha, check_choice
 
 __all__ = [
     "TAIL_FRACTION",
@@ -59,6 +60,8 @@ TAIL_LIMIT = 4.0
 
 
 def _finite_moments(central, count, kind):
+    if not isinstance(central, (tuple, list, np.ndarray)):
+        raise TypeError(f"central must be a sequence of central moments (mu_2, mu_3, ...); got {type(central).__name__}")
     if len(central) < count:
         raise ValueError(f"a {kind} test needs the central moments mu_2..mu_{count + 1}; got {len(central)}")
     out = []
@@ -82,6 +85,7 @@ def edgeworth_coefficients(central, *, test):
     ``central = (mu2, mu3, mu4, mu5, mu6)``, mu5 unused).  An infinite moment gives
     infinite coefficients (no finite n calibrates the test).
     """
+    check_choice(test, "test", ("mean", "log_variance"))
     if test == "mean":
         mu2, mu3 = _finite_moments(central, 2, "mean")
         if math.isinf(mu3):
@@ -116,6 +120,7 @@ def tail_error(n, *, alpha, a1, a2):
     """First-order relative error of one tail of the normal approximation at two-sided level ``alpha``."""
     if isinstance(n, bool) or not isinstance(n, (int, float)) or not n >= 2 or math.isinf(n):
         raise ValueError(f"n must be a finite number >= 2; got {n!r}")
+    check_alpha(alpha)
     for name, a in (("a1", a1), ("a2", a2)):
         if isinstance(a, bool) or not isinstance(a, (int, float)) or math.isnan(a):
             raise ValueError(f"{name} must be a real number (inf allowed); got {a!r}")
@@ -126,6 +131,7 @@ def tail_sample_size(*, alpha, a1, a2, fraction=TAIL_FRACTION):
     """Smallest n at which :func:`tail_error` is at most ``fraction`` (``inf`` if none is)."""
     if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 < fraction < 1:
         raise ValueError(f"fraction must lie in (0, 1); got {fraction!r}")
+    check_alpha(alpha)
     for name, a in (("a1", a1), ("a2", a2)):
         if isinstance(a, bool) or not isinstance(a, (int, float)) or math.isnan(a):
             raise ValueError(f"{name} must be a real number (inf allowed); got {a!r}")

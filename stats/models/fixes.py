@@ -59,7 +59,7 @@ import math
 
 from scipy import special
 
-from .._validation import check_d_k, check_positive, check_rho
+from .._validation import check_choice, check_d_k, check_positive, check_rho
 from ..training.optimizers import FIRST_STEP_OPTIMIZERS, optimizer_named
 
 __all__ = [
@@ -95,8 +95,7 @@ def qknorm_logit_mean(d_k, rho, *, gain):
 def t5_step_ratio(optimizer, side, d_k):
     """Score change of T5's folded parameterisation over the divided one after one step (module docstring)."""
     opt = optimizer_named(optimizer, among=FIRST_STEP_OPTIMIZERS)
-    if side not in ("query", "key"):
-        raise ValueError(f"side must be 'query' or 'key'; got {side!r}")
+    check_choice(side, "side", ("query", "key"))
     d = check_d_k(d_k)
     if side == "key":
         return 1.0

@@ -20,7 +20,7 @@ import math
 import numbers
 from dataclasses import dataclass
 
-import numpy as np
+from .._validation import is_finite_real
 
 __all__ = ["ENTRY_LAWS", "EntryLaw", "entry_law", "law_moment"]
 
@@ -70,7 +70,7 @@ def entry_law(entries="gaussian", *, df=None):
             raise ValueError(f"df applies only to entries='student_t', not {entries!r}")
         return _make_law(entries, None)
     df = DEFAULT_T_DF if df is None else df
-    if isinstance(df, bool) or not isinstance(df, numbers.Real) or not (np.isfinite(df) and df > 2):
+    if isinstance(df, bool) or not isinstance(df, numbers.Real) or not (is_finite_real(df) and df > 2):
         raise ValueError(f"df must be a finite number > 2 for unit-variance student_t entries; got {df!r}")
     return _make_law("student_t", float(df))
 

@@ -41,7 +41,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from .._validation import as_real_array, check_d_k, check_finite, check_generator, check_integer, check_positive
+from .._validation import as_real_array, check_choice, check_d_k, check_finite, check_generator, check_integer, check_positive
 from ..engine.simulation import Simulation
 from ..engine.scratch import scratch
 from ..engine.streams import block_generator, stream_key
@@ -157,8 +157,7 @@ def resolve_saturation_method(method, law):
     shortcut for Gaussian entries and the direct recipe otherwise; a ValueError names a bad one."""
     if not isinstance(law, EntryLaw):
         raise TypeError(f"law must be an EntryLaw (stats.entry_law(name)); got {type(law).__name__}")
-    if method not in SATURATION_METHODS:
-        raise ValueError(f"method must be one of {SATURATION_METHODS}; got {method!r}")
+    check_choice(method, "method", SATURATION_METHODS)
     if method == "auto":
         return "exact" if law.name == "gaussian" else "direct"
     if method == "exact" and law.name != "gaussian":
