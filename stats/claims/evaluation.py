@@ -28,6 +28,8 @@ COLUMNS = [
     "section",
     "statement",
     "check",
+    "reading",
+    "protocol",
     "test",
     "closed_form",
     "expected",
@@ -100,7 +102,8 @@ def evaluate(the_plan, results, *, formulas=FORMULAS, alpha=FAMILY_ALPHA, beta=F
     for p in the_plan.checks:
         ch, cl = p.check, p.claim
         row = dict(
-            claim=cl.id, section=cl.section, statement=cl.statement, check=ch.label, test=ch.test,
+            claim=cl.id, section=cl.section, statement=cl.statement, check=ch.label, reading=ch.reading,
+            protocol=ch.protocol, test=ch.test,
             closed_form=cl.closed_form, expected=math.nan, estimate=math.nan, mcse=math.nan, p_value=math.nan,
             p_holm=math.nan, detectable=math.nan, tail_error=math.nan, n=0, verdict=UNTESTABLE, finding="", grade="",
             digits_off=math.nan, note=p.untestable or "",

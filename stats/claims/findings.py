@@ -17,13 +17,19 @@ from __future__ import annotations
 import math
 
 __all__ = [
-    "CAVEAT", "ERRATUM", "FALSE_AS_STATED", "FINDINGS", "GRADES", "HOLDS", "LAST_DIGIT", "ROUNDING_SLIP", "SLIP_DIGITS",
+    "CAVEAT", "ERRATUM", "OWN_BEST", "PROTOCOLS", "SHARED_RATE", "FALSE_AS_STATED", "FINDINGS", "GRADES", "HOLDS", "LAST_DIGIT", "ROUNDING_SLIP", "SLIP_DIGITS",
     "WRONG_NUMBER", "digits_off", "erratum_grade", "worst_finding",
 ]
 
 HOLDS, CAVEAT, ERRATUM = "holds", "caveat", "erratum"
 #: In order of gravity: a claim's finding is the gravest of its checks'.
 FINDINGS = (HOLDS, CAVEAT, ERRATUM)
+
+#: The two comparison protocols of a training comparison (``docs/findings.md``): every setting
+#: at its own best learning rate, or every setting at one shared rate -- the best rate of the
+#: setting the text recommends (the head divided by sqrt(d_k)).
+OWN_BEST, SHARED_RATE = "own best rate", "shared rate"
+PROTOCOLS = (OWN_BEST, SHARED_RATE)
 
 ROUNDING_SLIP = "rounding slip"
 LAST_DIGIT = "last digit"

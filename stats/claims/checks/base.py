@@ -30,6 +30,7 @@ from typing import Any, Callable, ClassVar, NamedTuple
 from ...engine.executors import SimFailure
 from ...formulas import Formulas
 from ...inference.estimators import scale_moments
+from ..findings import PROTOCOLS
 from ..measures import Erratum, Measure
 
 __all__ = [
@@ -223,7 +224,11 @@ class Check:
     :class:`~stats.formulas.Formulas` its expected value calls, so a mutant of one of them
     re-evaluates it), ``requires`` (optional parts, e.g. ``"torch"``: without them the
     check is untestable *here* but keeps its place in the family), ``note``, ``macro``
-    (the LaTeX macro that quotes its value in ``numbers.tex``) and ``erratum``.
+    (the LaTeX macro that quotes its value in ``numbers.tex``), ``erratum``, and for a check of
+    a sentence open to more than one reading or comparison, ``reading`` (which reading of the
+    text's experiment it tests, e.g. "fresh keys for every query") and ``protocol`` (which
+    comparison protocol, :data:`stats.claims.findings.PROTOCOLS`); both are columns of
+    ``claims.csv`` (``docs/findings.md``).
     """
 
     label: str
@@ -233,6 +238,8 @@ class Check:
     note: str = ""
     macro: str | None = None
     erratum: Any = None
+    reading: str = ""
+    protocol: str = ""
 
     kind: ClassVar[str] = ""
     statistical: ClassVar[bool] = False
@@ -260,6 +267,11 @@ class Check:
             if unknown:
                 raise ValueError(f"check {self.label!r}: {name} must name {what} among {sorted(allowed)}; got {unknown[0]!r}")
             object.__setattr__(self, name, tuple(value))
+        for name in ("reading", "protocol"):
+            if not isinstance(getattr(self, name), str):
+                raise TypeError(f"check {self.label!r}: {name} must be a string; got {getattr(self, name)!r}")
+        if self.protocol and self.protocol not in PROTOCOLS:
+            raise ValueError(f"check {self.label!r}: protocol must be one of {PROTOCOLS} or empty; got {self.protocol!r}")
         for name in ("note", "macro"):
             value = getattr(self, name)
             if not (isinstance(value, str) or (name == "macro" and value is None)):
