@@ -29,13 +29,19 @@ from .training.optimizers import adafactor_update, adam_update
 from .training.scalings import mup_lr_multiplier, qk_normalize, t5_fold_divisor
 from .training.task import retrieval_targets
 
-__all__ = ["FORMULAS", "Formulas", "changed_fields", "small_score_trace_coefficient", "overflow_cutoff"]
+__all__ = ["FORMULAS", "Formulas", "changed_fields", "small_score_trace_coefficient", "overflow_cutoff", "recorded_sentence"]
 
 
 def small_score_trace_coefficient(n_keys):
     r"""The :math:`\varepsilon^2` coefficient of :math:`E[\lVert a\rVert^2] - 1/T` for scores :math:`\varepsilon z`:
     :math:`(T - 1)/T^2` (to second order :math:`\lVert a\rVert^2 = 1/T + \varepsilon^2\,\overline{(z - \bar z)^2}/T`)."""
     return (n_keys - 1) / n_keys**2
+
+
+def recorded_sentence(erratum):
+    """The sentence a recorded finding (an :class:`~stats.claims.measures.Erratum`) offers the text,
+    as the sentence audit reads it (:mod:`stats.claims.sentences`): a grading mutant plants a word in it."""
+    return erratum.sentence
 
 
 def overflow_cutoff(max_value):
@@ -74,6 +80,8 @@ class Formulas:
     t5_fold_divisor: Callable = t5_fold_divisor
     qk_normalize: Callable = qk_normalize
     mup_lr_multiplier: Callable = mup_lr_multiplier
+    #: The corrected sentence the audit holds to its evidence (a grading mutant changes it).
+    erratum_sentence: Callable = recorded_sentence
     #: The section's displayed equations as it writes them (SymPy), which the proof claims prove.
     equations: Equations = EQUATIONS
 

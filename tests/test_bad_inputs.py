@@ -156,6 +156,7 @@ GOOD = {
     "SDPALargeScoreSim": (("bfloat16",), dict(n_keys=4)),
     "SDPADispatchSim": (("float16", "causal"), dict(rank=4, same_head_dim=True, dropout_p=0.0, expect="MATH")),
     "select_claims": (("saturation*",), {}),
+    "flagged_words": (("most runs learn 3 times faster",), {}),
 }
 
 #: Callables whose inputs are the suite's own objects, not a user's numbers; each covered elsewhere.
@@ -170,6 +171,9 @@ ORCHESTRATION = {
     "gradient_check": "takes the caller's own function; its x is validated (tests/test_numerics.py)",
     "numerical_gradient": "takes the caller's own function (tests/test_numerics.py)",
     "passed": "takes the table evaluate returns",
+    "audit_sentence": "takes an Erratum's sentence and support (validated by Erratum) and the registry's checks "
+                      "(tests/test_sentences.py)",
+    "static_audit": "takes the registry's claims (tests/test_sentences.py)",
     "plan": "its options are validated (tests/test_claims.py::test_plan_rejects_bad_options)",
     "run_simulation": "takes a Simulation object, validated at construction (tests/test_engine.py)",
     "run_simulations": "takes Jobs of Simulation objects (tests/test_engine.py)",

@@ -3,7 +3,7 @@ the constructors the statements build them with (:mod:`.check_builders`), a clai
 (:mod:`.claim`), the statements grouped by the section's headings (:mod:`.statements`), the
 registry, the statements no claim can test (:mod:`.unchecked`), the planted mutants
 (:mod:`.mutants`), and the run -- plan (:mod:`.planning`), simulate (:mod:`.simulating`),
-evaluate (:mod:`.evaluation`), re-run the mutants (:mod:`.mutant_runner`) -- with its
+evaluate (:mod:`.evaluation`), audit the corrected sentences (:mod:`.sentences`), re-run the mutants (:mod:`.mutant_runner`) -- with its
 settings (:mod:`.defaults`) and verdicts (:mod:`.verdicts`).
 
 The registry and the mutants are built on first access (``stats.REGISTRY``), not when
@@ -36,6 +36,7 @@ from .measures import Erratum, Measure, Stated
 from .mutant_runner import evaluate_mutants
 from .planning import Plan, PlannedCheck, plan, select_claims
 from .runner import verify_claims
+from .sentences import audit_sentence, flagged_words, static_audit
 from .claim import Claim
 from .unchecked import NOT_CHECKABLE, Unchecked
 from .verdicts import OK_VERDICTS
@@ -48,7 +49,8 @@ __all__ = sorted([
     "BoundSD", "CategoricalCheck", "Check", "Claim", "ClosedFormSD", "DistributionCheck", "Erratum", "ExactCheck", "IdentityCheck",
     "IntervalCheck", "MeanCheck", "Measure", "PilotSD", "ShareCheck", "Plan", "PlannedCheck", "RatioCheck", "Stated",
     "TwoSampleCheck", "Unchecked", "VarianceCheck",
-    "evaluate", "evaluate_mutants", "passed", "plan", "select_claims", "simulate", "verify_claims",
+    "audit_sentence", "evaluate", "evaluate_mutants", "flagged_words", "passed", "plan", "select_claims", "simulate",
+    "static_audit", "verify_claims",
     *LAZY_NAMES,
 ])
 

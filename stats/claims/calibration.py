@@ -39,7 +39,7 @@ from ..inference.significance import holm_adjust
 from .checks import CORRECTION_SUFFIX
 from .defaults import DEFAULT_SEED
 from .simulating import simulate
-from .evaluation import evaluate, failing
+from .evaluation import evaluate, failing, statistical_rows
 from .mutant_runner import affected_checks, touched_simulations
 from .planning import plan
 from .verdicts import ERROR
@@ -129,7 +129,7 @@ def _one_seed(root):
     the_plan, mutants, null, scheduler = _STATE
     results = simulate(the_plan, seed=root, workers=1, scheduler=scheduler)
     cache = {}
-    table = evaluate(the_plan, results, cache=cache)
+    table = evaluate(the_plan, results, cache=cache).iloc[:len(the_plan.checks)]  # the checks' rows, not the sentences'
     shiftable = np.array([p.check.power_from_shift for p in the_plan.checks])
     true_shift = (table["estimate"] - table["expected"]).to_numpy(dtype=float)
     caught = np.zeros(len(mutants), dtype=bool)
@@ -147,11 +147,11 @@ def _one_seed(root):
         bad = failing(mt, part)
         caught[j] = len(bad) > 0
         # Deterministic catches: an exact check, an identity violated on the rows, or an ERROR (NaN).
-        decided = np.array([not p.check.statistical for p in part.checks])[bad.index.to_numpy()]
+        decided = ~np.array(statistical_rows(mt, part), dtype=bool)[bad.index.to_numpy()]
         exact_fail[j] = bool((decided | (bad["verdict"] == ERROR).to_numpy()).any())
         # What the mutant moves: its estimate-minus-expected beyond the true formulas' own.
         rows = np.array([index[p.claim.id, p.check.label] for p in affected], dtype=int)
-        d = (mt["estimate"] - mt["expected"]).to_numpy(dtype=float) - true_shift[rows]
+        d = (mt["estimate"] - mt["expected"]).to_numpy(dtype=float)[:len(rows)] - true_shift[rows]
         shift[j, rows] = np.where(shiftable[rows] & np.isfinite(d), d, 0.0)
     mcse = np.where(shiftable, table["mcse"].to_numpy(dtype=float), np.nan)
     return table["p_value"].to_numpy(dtype=float)[null], caught, shift, exact_fail, mcse

@@ -19,9 +19,10 @@ from ..inference.tails import TAIL_FRACTION, conservative_pvalue, tail_error
 from .checks import EvaluationContext, SimulationError
 from .defaults import FALSE_PASS, FAMILY_ALPHA
 from .findings import CAVEAT, ERRATUM, FALSE_AS_STATED, HOLDS, erratum_grade
+from .sentences import sentence_rows
 from .verdicts import CONFIRMED, ERROR, OK_VERDICTS, REJECTED, STALE, UNTESTABLE, verdict
 
-__all__ = ["COLUMNS", "evaluate", "failing", "passed"]
+__all__ = ["COLUMNS", "evaluate", "failing", "passed", "statistical_rows"]
 
 COLUMNS = [
     "claim",
@@ -92,6 +93,10 @@ def evaluate(the_plan, results, *, formulas=FORMULAS, alpha=FAMILY_ALPHA, beta=F
 
     ``cache`` (a dict) keeps each check's numbers between calls on results of the same
     seed (a mutant re-evaluates only what it can move); its keys are what determines them.
+
+    The first rows are the plan's checks, in its order; after them, one row per recorded corrected
+    sentence of the planned claims (``test`` = ``sentence``, :mod:`stats.claims.sentences`): not
+    statistical, outside the Holm family, ``REJECTED`` when a flagged word lacks passing support.
     """
     import pandas as pd
 
@@ -141,6 +146,10 @@ def evaluate(the_plan, results, *, formulas=FORMULAS, alpha=FAMILY_ALPHA, beta=F
         row.update(_finding(p.check, state == "refuted", row["estimate"]))
         if e is not None:  # a check with an erratum tests a stated interval (Check.validate)
             row["note"] = f"text: {p.check.stated.text}; corrected: {e.corrected.text}; {row['note']}"
+    blank = dict(reading="", protocol="", closed_form="", expected=math.nan, estimate=math.nan, mcse=math.nan,
+                 p_value=math.nan, p_holm=math.nan, detectable=math.nan, tail_error=math.nan, n=0, finding="", grade="",
+                 digits_off=math.nan)
+    rows += [{**blank, **r} for r in sentence_rows(the_plan.checks, rows, formulas=formulas)]
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
@@ -165,15 +174,22 @@ def passed(table):
     return bool(table["verdict"].isin(OK_VERDICTS).all())
 
 
+def statistical_rows(table, the_plan):
+    """Per row of ``evaluate(the_plan, ...)``: whether it is a statistical check (the plan's checks
+    come first, in order; the sentence rows after them are not statistical)."""
+    flags = [p.check.statistical for p in the_plan.checks]
+    return flags + [False] * (len(table) - len(flags))
+
+
 def failing(table, the_plan):
     """Rows of ``evaluate(the_plan, ...)`` that fail on a partial evaluation: errors, stale
-    errata, refuted identities and exact checks, and statistical checks whose own p-value is
+    errata, refuted identities, exact checks and sentences, and statistical checks whose own p-value is
     below the family's Bonferroni level (stricter than Holm, so a partial run never catches
     more easily)."""
     import pandas as pd
 
     per_test = the_plan.per_test
-    statistical = pd.Series([p.check.statistical for p in the_plan.checks], index=table.index, dtype=bool)
+    statistical = pd.Series(statistical_rows(table, the_plan), index=table.index, dtype=bool)
     hard = table["verdict"].isin([ERROR, *STALE])
     refuted_det = ~statistical & table["verdict"].isin([REJECTED])
     refuted_stat = statistical & (table["p_value"] < per_test) & ~table["verdict"].isin([*CONFIRMED, UNTESTABLE])

@@ -96,6 +96,12 @@ class Erratum:
     or false under its plain reading).  ``kind="caveat"``: the refuted check is a consequence
     the text draws, while its statement is true as written -- ``as_written`` says what holds,
     and ``confirmed_by`` names the claims (registry ids) that show it.
+
+    ``support`` ties the sentence's quantitative and universal words to the checks that show them:
+    ``(phrase, reference)`` pairs, ``phrase`` a piece of ``sentence`` and ``reference`` a check of the
+    registry, ``"claim-id [check label]"``, or ``"corrected"`` for this erratum's own corrected check
+    (the audit, :mod:`stats.claims.sentences`).  ``regraded`` says in one line why the finding's
+    class changed under the grading rule (``docs/findings.md``), empty when it did not.
     """
 
     corrected: Stated
@@ -103,6 +109,8 @@ class Erratum:
     kind: str = "erratum"
     as_written: str = ""
     confirmed_by: tuple = ()
+    support: tuple = ()
+    regraded: str = ""
 
     def __post_init__(self):
         if not isinstance(self.corrected, Stated):
@@ -119,3 +127,14 @@ class Erratum:
                              "(confirmed_by)")
         if self.kind == "erratum" and (self.as_written or self.confirmed_by):
             raise ValueError("an erratum's statement is false: as_written and confirmed_by belong to a caveat")
+        if isinstance(self.support, (str, bytes)) or not isinstance(self.support, (tuple, list)) or not all(
+                isinstance(p, tuple) and len(p) == 2 and all(isinstance(x, str) and x.strip() for x in p)
+                for p in self.support):
+            raise TypeError("support must be a tuple of (phrase, reference) pairs of non-empty strings; "
+                            f"got {self.support!r}")
+        missing = [phrase for phrase, _ in self.support if phrase not in self.sentence]
+        if missing:
+            raise ValueError(f"support: the phrase {missing[0]!r} is not in the sentence")
+        object.__setattr__(self, "support", tuple(self.support))
+        if not isinstance(self.regraded, str) or "\n" in self.regraded:
+            raise TypeError(f"regraded must be one line of text (why the grade changed), or empty; got {self.regraded!r}")

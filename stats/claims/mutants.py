@@ -11,8 +11,10 @@ A mutant is one function, its mistake, and one row ``(name, description, mistake
 table of its kind, in the order of ``mutants.csv``: a wrong moment formula (the mistake maps
 the right ``(mean, var)`` to the wrong one), a wrong exact law (the right frozen law to the
 wrong one), a wrong implementation (the fields of :class:`~stats.formulas.Formulas` it
-replaces; the backward pass's mistakes replace one step of it) and a wrong step of a
-derivation (the fields of :class:`~stats.exact.equations.Equations`).  Nothing dispatches on a
+replaces; the backward pass's mistakes replace one step of it), a wrong step of a
+derivation (the fields of :class:`~stats.exact.equations.Equations`) and a wrong grading (a
+corrected sentence that says more than its evidence, which the sentence audit of
+:mod:`stats.claims.sentences` must reject).  Nothing dispatches on a
 mutant's name.
 """
 
@@ -330,6 +332,20 @@ _IMPLEMENTATION_MUTANTS = (
     ("asymptotic-gap-density-unordered", "the gap density at zero over unordered pairs, T(T-1)/2", dict(saturation_asymptotics=_asymptotics_pairs_unordered)),
 )
 
+# ------------------------------------------------------- the grading: corrected sentences
+
+
+def _sentence_in_all_runs(erratum):
+    """A corrected sentence that claims its finding 'in all runs': a universal no check states."""
+    return f"{erratum.sentence.rstrip().rstrip('.')}, in all runs."
+
+
+#: Mistakes in what the suite prints about the text: each must fail a sentence row of claims.csv.
+_GRADING_MUTANTS = (
+    ("sentence-in-all-runs", "every corrected sentence ends 'in all runs', a universal word no check supports",
+     dict(erratum_sentence=_sentence_in_all_runs)),
+)
+
 # ------------------------------------------------------- displayed equations (the proof claims)
 
 
@@ -380,6 +396,7 @@ MUTANTS = (
     + tuple(Mutant(name, desc, with_formula(distribution=partial(_law_with, mistake))) for name, desc, mistake in _LAW_MUTANTS)
     + tuple(Mutant(name, desc, with_formula(**repl)) for name, desc, repl in _IMPLEMENTATION_MUTANTS)
     + tuple(Mutant(name, desc, with_formula(equations=replace(EQUATIONS, **repl))) for name, desc, repl in _EQUATION_MUTANTS)
+    + tuple(Mutant(name, desc, with_formula(**repl)) for name, desc, repl in _GRADING_MUTANTS)
 )
 
 assert all(m.formulas is not FORMULAS for m in MUTANTS)

@@ -72,6 +72,35 @@ def _shapes(heads, large):
     )
 
 
+# The sentence a caveat offers the text, every quantitative word tied to the check that shows it
+# (stats.claims.sentences).  It says no more than those checks state: no factor between two widths
+# (the corrected check states only "ratio > 1"), no count of rows.
+_PROJECTION_SENTENCE = (
+    "Without scaling most rows pass almost no gradient to the scores, but the rows whose two best scores nearly tie "
+    "pass a large one, undivided by sqrt(d_k): the gradient reaching W_Q and W_K does not vanish; its norm grows with "
+    "d_k, like d_k^(1/4) at a fixed input width and like d_k^(3/4) when d_model grows with d_k. Enough of it arrives "
+    "for the unscaled head to learn at a learning rate that suits it, more slowly than a scaled head."
+)
+_LEARNS = "learn at a learning rate that suits it, more slowly than a scaled head"
+_PROJECTION_SUPPORT = (
+    ("most rows pass almost no gradient to the scores",
+     "mostly-one-hot [share of rows with max weight > 0.99, d_k=512, unscaled]"),
+    ("the rows whose two best scores nearly tie pass a large one",
+     "saturated-jacobian-vanishes [trace slope, d_k=1024 -> 4096, unscaled]"),
+    ("does not vanish", "corrected"),
+    ("its norm grows with d_k", "corrected"),
+    ("like d_k^(1/4) at a fixed input width", "gradient-rate-by-scaling [none: grows like d_k^(1/4)]"),
+    ("like d_k^(3/4) when d_model grows with d_k", "gradient-rate-by-scaling [none: grows like d_k^(1/4)]"),
+    ("like d_k^(3/4) when d_model grows with d_k", "gradient-rate-by-shape [none, d_model = 1 d_k, d_k=64 -> 256]"),
+    ("like d_k^(3/4) when d_model grows with d_k", "gradient-rate-by-shape [none, d_model = 4 d_k, d_k=16 -> 64]"),
+) + tuple(
+    (_LEARNS, ref) for opt, lr in (("sgd", "0.3"), ("adam", "0.003"))
+    for ref in (f"training-unscaled-cannot-learn [unscaled, {opt}, best lr={lr}, d_k=256, d_model=256 [corrected]]",
+                f"training-unscaled-slower [none, {opt}, by step 38, d_k=256, d_model=256]",
+                f"training-unscaled-slower [sqrt, {opt}, by step 38, d_k=256, d_model=256]")
+)
+
+
 def claims():
     jac = [JacobianSim(8), JacobianSim(32)]
     spec = [SpectrumSim(d, SPECTRUM_KEYS, sc) for d in SPECTRUM_WIDTHS for sc in ("none", "sqrt")]
@@ -175,19 +204,11 @@ def claims():
                 interval(f"{w}, unscaled, {label}", Stated.at_most("collapses: ratio < 1", 1.0),
                          inputs=(Measure(small("none"), f"{w}_norm"), Measure(large("none"), f"{w}_norm")),
                          derive=_ratio, target=0.5, relative=False,
-                         erratum=Erratum(Stated.at_least("grows: ratio > 1", 1.0),
-                                         "Without scaling most rows pass almost no gradient to the scores, but the few rows "
-                                         "whose two best scores nearly tie pass a large one, undivided by sqrt(d_k): the "
-                                         "gradient reaching W_Q and W_K does not vanish; its norm grows with d_k, like "
-                                         "d_k^(1/4) at a fixed input width (about five times larger at d_k = 1024 than at "
-                                         "d_k = 8 with d_model = 32, and more than ten times the scaled head's) and like "
-                                         "d_k^(3/4) when d_model grows with d_k, carried by a handful of rows. "
-                                         "Enough of it arrives for the unscaled head to learn at a learning rate that "
-                                         "suits it, more slowly than a scaled head.",
+                         erratum=Erratum(Stated.at_least("grows: ratio > 1", 1.0), _PROJECTION_SENTENCE,
                                          kind="caveat",
                                          as_written="an exactly one-hot row passes no gradient to its scores (its "
                                                     "Jacobian is the zero matrix), so none reaches W_Q or W_K through it",
-                                         confirmed_by=("jacobian-properties",)))
+                                         confirmed_by=("jacobian-properties",), support=_PROJECTION_SUPPORT))
                 for label, small, large in _shapes(heads, 64)
                 for w in ("dwq", "dwk")
             ),

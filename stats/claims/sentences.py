@@ -1,0 +1,257 @@
+r"""Corrected sentences held to their evidence: the audit of every recorded finding's sentence.
+
+An author prints the sentence an :class:`~stats.claims.measures.Erratum` offers, so it must never
+say more than the suite shows.  Every word of it that says how much, how many or how often (the
+:data:`VOCABULARY`) must lie inside a phrase of the erratum's ``support``, and every support names a
+check of the registry (``"claim-id [check label]"``, or ``"corrected"``: the erratum's own corrected
+check) that shows it.
+
+* **Static** (:func:`audit_sentence`, :func:`static_audit`): every flagged word is covered, every
+  reference resolves to a check of the registry, and a universal word (all, none, never, at all,
+  every, ...) rests on at least one check that states a universal: an identity or an exact value
+  (:func:`states_universally`), or a share stated as 0 or 1 -- not "most".
+* **In a run** (:func:`sentence_rows`, called by :func:`~stats.claims.evaluation.evaluate`): besides
+  the static audit, every referenced check's verdict must be ``pass``.  Each recorded sentence is one
+  row of ``claims.csv`` (``test`` = ``sentence``): ``pass``; ``REJECTED`` when a word is uncovered or
+  a support fails (the note names the word and the check), so ``verify`` fails; ``untestable`` when a
+  referenced check is not in this run (a selection), or for a claim in :data:`PENDING_SUPPORT`.
+
+The rows are not statistical: they carry no p-value and are not members of the Holm family (their
+verdict is a deterministic consequence of other rows' verdicts, which the family already counts).
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = [
+    "OWN_CORRECTED", "PENDING_SUPPORT", "SENTENCE_TEST", "VOCABULARY", "audit_sentence", "flagged_words",
+    "recorded_sentences", "sentence_rows", "states_universally", "static_audit",
+]
+
+#: The ``test`` of a sentence's row in ``claims.csv``.
+SENTENCE_TEST = "sentence"
+#: A support reference to the erratum's own corrected check(s).
+OWN_CORRECTED = "corrected"
+
+#: Claims whose recorded sentences have no support yet (their statement modules belong to colleagues,
+#: who fill it in at merge).  Their sentence rows are ``untestable`` while the static audit flags them,
+#: and the test of the static audit expects them to be flagged: when one no longer is, the test fails
+#: until it is taken off this set.  The lead empties it.
+PENDING_SUPPORT = frozenset({
+    "saturation-table", "training-frozen-pattern", "training-mup-transfer", "training-t5-differs",
+    "training-unscaled-cannot-learn",
+})
+
+_SPELLED = r"two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|hundred|thousand|million|half|twice|thrice"
+
+#: The words a corrected sentence may not use without support, by class: ``class -> (regex, why)``.
+#: Matched case-insensitively on word boundaries.
+VOCABULARY = {
+    "number": (
+        r"(?<![A-Za-z_^])\d+(?:[./]\d+)*|\b(?:" + _SPELLED + r")\b",
+        "a number is a measurement the reader will quote: it must be a check's stated or corrected value",
+    ),
+    "universal": (
+        r"\b(?:all|none|no|nothing|every|everything|never|always|at all|any|each)\b",
+        "one counter-example refutes a universal: it needs a check that states it of every case (an identity, "
+        "an exact value, a share of 0 or 1), not a check of 'most'",
+    ),
+    "proportion": (
+        r"\b(?:most|only|few|handful|majority|minority|almost|nearly|mostly|rarely|seldom|often|usually)\b",
+        "a share or a frequency is a statistical claim: it needs a share or interval check that states it",
+    ),
+    "extent": (
+        r"\b(?:narrow|wide|broad|far|much|tiny|huge|vast|negligible|slight|slightly)\b",
+        "an extent ('a narrow band', 'far more') says how big a difference is: it needs a check that measures it",
+    ),
+    "comparative": (
+        r"\b(?:faster|slower|more|less|fewer|larger|smaller|greater|higher|lower|bigger|longer|shorter|times|"
+        r"\w+fold|twice|better|worse)\b",
+        "a comparison names two settings and an order between them: it needs the check that compares them",
+    ),
+    "trend": (
+        r"\b(?:grows?|grew|falls?|fell|rises?|rose|climbs?|vanish(?:es)?|collapses?|shrinks?|moves?|stays?|"
+        r"drifts?|transfers?)\b",
+        "a trend in d_k or in training is a measured rate or change: it needs the check that measures it",
+    ),
+}
+
+#: Universal words that stop being universal after one of these ('almost no', 'nearly every'):
+#: they then claim a proportion.
+_HEDGES = ("almost", "nearly")
+
+_PATTERNS = {cls: re.compile(rx, re.IGNORECASE) for cls, (rx, _) in VOCABULARY.items()}
+
+
+def flagged_words(sentence):
+    """The flagged words of ``sentence`` in order: ``(word, start, end, class)``; a universal word
+    after 'almost' or 'nearly' is a ``proportion``."""
+    if not isinstance(sentence, str):
+        raise TypeError(f"sentence must be a string; got {type(sentence).__name__}")
+    found = {}
+    for cls, rx in _PATTERNS.items():
+        for m in rx.finditer(sentence):
+            word = m.group(0)
+            if cls == "universal" and re.search(r"\b(?:%s)\s+$" % "|".join(_HEDGES), sentence[:m.start()], re.IGNORECASE):
+                cls_here = "proportion"
+            else:
+                cls_here = cls
+            found.setdefault((m.start(), m.end()), (word, m.start(), m.end(), cls_here))
+    # "at all" also matches "all": keep the longest match at each place.
+    spans = sorted(found.values(), key=lambda w: (w[1], -(w[2] - w[1])))
+    out = []
+    for w in spans:
+        if out and w[1] < out[-1][2]:
+            continue
+        out.append(w)
+    return out
+
+
+def states_universally(check):
+    """Whether ``check`` states something of every case: a deterministic check (an identity on every
+    row, an exact value, a proof), or a share stated as 0 or 1 (its interval ``hi <= 0`` or ``lo >= 1``)."""
+    if not check.statistical:
+        return True
+    stated = getattr(check, "stated", None)
+    return check.test == "share" and stated is not None and (stated.hi <= 0 or stated.lo >= 1)
+
+
+def _registry_checks(claims):
+    """``{(claim id, label): (claim, check)}`` for every check of ``claims``, corrected checks included."""
+    from .planning import all_checks
+
+    return {(cl.id, ch.label): (cl, ch) for cl, ch in all_checks(claims)}
+
+
+def _parse(reference):
+    """``(claim id, check label)`` of ``"claim-id [check label]"``; ``None`` when it is not of that form."""
+    m = re.fullmatch(r"(\S+) \[(.+)\]", reference)
+    return (m.group(1), m.group(2)) if m else None
+
+
+def recorded_sentences(claims):
+    """Every recorded sentence of ``claims``, once: ``(claim, erratum, labels)`` with ``labels`` the
+    checks that carry an erratum of that sentence and support (their corrected checks are what
+    ``"corrected"`` names)."""
+    from .checks.base import CORRECTION_SUFFIX
+
+    seen = {}
+    for cl in claims:
+        for ch in cl.checks:
+            e = ch.erratum
+            if e is None:
+                continue
+            key = (cl.id, e.sentence, e.support)
+            seen.setdefault(key, (cl, e, []))[2].append(ch.label + CORRECTION_SUFFIX)
+    return [(cl, e, tuple(labels)) for cl, e, labels in seen.values()]
+
+
+def audit_sentence(sentence, support, *, claim_id, own=(), checks):
+    """The static audit of one sentence: ``(problems, needs)``.
+
+    ``support``: ``(phrase, reference)`` pairs; ``own``: the labels ``"corrected"`` names (in claim
+    ``claim_id``); ``checks``: ``{(claim id, label): (claim, check)}`` of the registry.  ``problems``
+    are one-line strings naming the word and the check; ``needs`` is ``[(words, claim id, label)]``,
+    every resolved reference with the flagged words its phrase covers, for the run to hold to its
+    verdict.
+    """
+    problems, needs = [], []
+    resolved = []  # (phrase, [(cid, label, check)]) per support pair
+    for phrase, ref in support:
+        if phrase not in sentence:
+            problems.append(f"support phrase {phrase!r} is not in the sentence")
+            continue
+        if ref == OWN_CORRECTED:
+            targets = [(claim_id, lab) for lab in own]
+            if not targets:
+                problems.append(f"{phrase!r} rests on 'corrected', but no check of {claim_id} carries this sentence")
+        else:
+            parsed = _parse(ref)
+            if parsed is None:
+                problems.append(f"{phrase!r}: reference {ref!r} is neither 'corrected' nor 'claim-id [check label]'")
+                continue
+            targets = [parsed]
+        found = []
+        for cid, lab in targets:
+            if (cid, lab) not in checks:
+                problems.append(f"{phrase!r}: reference {cid} [{lab}] is no check of the registry")
+            else:
+                found.append((cid, lab, checks[cid, lab][1]))
+        resolved.append((phrase, found))
+    spans = [(m.start(), m.start() + len(phrase), found) for phrase, found in resolved
+             for m in re.finditer(re.escape(phrase), sentence)]
+    covers = {}
+    for word, start, end, cls in flagged_words(sentence):
+        over = [found for a, b, found in spans if a <= start and end <= b]
+        if not over:
+            problems.append(f"{word!r} ({cls}) is not covered by any support phrase")
+            continue
+        refs = [t for found in over for t in found]
+        for cid, lab, _ in refs:
+            covers.setdefault((cid, lab), []).append(word)
+        if cls == "universal" and refs and not any(states_universally(ch) for _, _, ch in refs):
+            said = "; ".join(f"{cid} [{lab}] states {getattr(ch, 'stated', None) and ch.stated.text!r}"
+                             for cid, lab, ch in refs)
+            problems.append(f"{word!r} (universal) rests on no check stated of every case: {said}")
+    for phrase, found in resolved:
+        for cid, lab, _ in found:
+            needs.append((tuple(dict.fromkeys(covers.get((cid, lab), [phrase]))), cid, lab))
+    return problems, list(dict.fromkeys(needs))
+
+
+def static_audit(claims=None):
+    """The static audit of every recorded sentence of ``claims`` (default: the registry):
+    ``[(claim id, sentence, problems)]``, one per sentence, ``problems`` empty where it passes."""
+    if claims is None:
+        from .registry import REGISTRY as claims
+    claims = tuple(claims)
+    checks = _registry_checks(claims)
+    out = []
+    for cl, e, own in recorded_sentences(claims):
+        problems, _ = audit_sentence(e.sentence, e.support, claim_id=cl.id, own=own, checks=checks)
+        out.append((cl.id, e.sentence, problems))
+    return out
+
+
+def sentence_rows(planned, rows, *, formulas, registry=None):
+    """One row of ``claims.csv`` per recorded sentence of the planned checks' claims (module
+    docstring): ``planned`` the plan's checks, ``rows`` their evaluated rows (dicts, in the same
+    order), ``formulas.erratum_sentence`` the sentence as recorded; ``registry`` the claims references
+    resolve in (default: the registry, and the planned claims)."""
+    from .verdicts import PASS, REJECTED, UNTESTABLE
+
+    if registry is None:
+        from .registry import REGISTRY as registry
+    claims = tuple(dict.fromkeys(p.claim for p in planned))
+    checks = {**_registry_checks(registry), **_registry_checks(claims)}
+    verdicts = {(r["claim"], r["check"]): r["verdict"] for r in rows}
+    carried = {(p.claim.id, p.check.label) for p in planned}
+    out = []
+    for cl, e, own in recorded_sentences(claims):
+        own = tuple(lab for lab in own if (cl.id, lab) in carried)
+        if not own:
+            continue
+        sentence = formulas.erratum_sentence(e)
+        problems, needs = audit_sentence(sentence, e.support, claim_id=cl.id, own=own, checks=checks)
+        missing = []
+        for words, cid, lab in needs:
+            v = verdicts.get((cid, lab))
+            if v is None or v == UNTESTABLE:
+                missing.append(f"{cid} [{lab}]")
+            elif v != PASS:
+                problems.append(f"{', '.join(repr(w) for w in words)} rests on {cid} [{lab}], whose verdict is {v}")
+        if problems and cl.id in PENDING_SUPPORT:
+            verdict, note = UNTESTABLE, ("support pending (stats.claims.sentences.PENDING_SUPPORT): "
+                                         + "; ".join(problems))
+        elif problems:
+            verdict, note = REJECTED, "; ".join(problems)
+        elif missing:
+            verdict, note = UNTESTABLE, "rests on checks not in this run: " + "; ".join(missing)
+        else:
+            verdict, note = PASS, f"every flagged word supported by {len(needs)} passing check(s)"
+        out.append(dict(claim=cl.id, section=cl.section, statement=cl.statement,
+                        check=f"corrected sentence ({', '.join(l.removesuffix(' [corrected]') for l in own)})"
+                        if len(own) < 3 else f"corrected sentence ({len(own)} checks)",
+                        test=SENTENCE_TEST, verdict=verdict, note=note))
+    return out
