@@ -172,8 +172,8 @@ ORCHESTRATION = {
     "numerical_gradient": "takes the caller's own function (tests/test_numerics.py)",
     "passed": "takes the table evaluate returns",
     "audit_sentence": "takes an Erratum's sentence and support (validated by Erratum) and the registry's checks "
-                      "(tests/test_sentences.py)",
-    "static_audit": "takes the registry's claims (tests/test_sentences.py)",
+                      "(tests/test_corrected_sentences.py)",
+    "static_audit": "takes the registry's claims (tests/test_corrected_sentences.py)",
     "plan": "its options are validated (tests/test_claims.py::test_plan_rejects_bad_options)",
     "run_simulation": "takes a Simulation object, validated at construction (tests/test_engine.py)",
     "run_simulations": "takes Jobs of Simulation objects (tests/test_engine.py)",

@@ -77,23 +77,24 @@ VOCABULARY = {
     ),
 }
 
-#: Universal words that stop being universal after one of these ('almost no', 'nearly every'):
-#: they then claim a proportion.
-_HEDGES = ("almost", "nearly")
+#: Universal words that stop being universal within three words after one of these ('almost no',
+#: 'nearly every', 'most runs never'): they then claim a proportion, and need a check of one.
+_HEDGES = ("almost", "nearly", "most", "mostly", "majority")
 
 _PATTERNS = {cls: re.compile(rx, re.IGNORECASE) for cls, (rx, _) in VOCABULARY.items()}
 
 
 def flagged_words(sentence):
     """The flagged words of ``sentence`` in order: ``(word, start, end, class)``; a universal word
-    after 'almost' or 'nearly' is a ``proportion``."""
+    within three words after a hedge (almost, nearly, most: :data:`_HEDGES`) is a ``proportion``."""
     if not isinstance(sentence, str):
         raise TypeError(f"sentence must be a string; got {type(sentence).__name__}")
     found = {}
     for cls, rx in _PATTERNS.items():
         for m in rx.finditer(sentence):
             word = m.group(0)
-            if cls == "universal" and re.search(r"\b(?:%s)\s+$" % "|".join(_HEDGES), sentence[:m.start()], re.IGNORECASE):
+            if cls == "universal" and re.search(r"\b(?:%s)(?:\s+\w+){0,2}\s+$" % "|".join(_HEDGES), sentence[:m.start()],
+                                                re.IGNORECASE):
                 cls_here = "proportion"
             else:
                 cls_here = cls
