@@ -145,7 +145,9 @@ def evaluate(the_plan, results, *, formulas=FORMULAS, alpha=FAMILY_ALPHA, beta=F
         row["verdict"] = verdict(state == "refuted", erratum=e)
         row.update(_finding(p.check, state == "refuted", row["estimate"]))
         if e is not None:  # a check with an erratum tests a stated interval (Check.validate)
-            row["note"] = f"text: {p.check.stated.text}; corrected: {e.corrected.text}; {row['note']}"
+            why = f"regraded: {e.regraded}; " if e.regraded else ""
+            row["note"] = (f"text: {p.check.stated.text}; corrected: {e.corrected.text}; {why}graded by the rule of "
+                           f"docs/findings.md; {row['note']}")
     blank = dict(reading="", protocol="", closed_form="", expected=math.nan, estimate=math.nan, mcse=math.nan,
                  p_value=math.nan, p_holm=math.nan, detectable=math.nan, tail_error=math.nan, n=0, finding="", grade="",
                  digits_off=math.nan)
