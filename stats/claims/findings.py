@@ -1,12 +1,17 @@
 """What the evidence says about a sentence of the text: the finding classes (``docs/findings.md``).
 
 * ``holds`` -- the check passes as the text states it;
-* ``caveat`` -- the text's statement is true as written (another claim confirms it), and the
-  evidence qualifies a consequence the text draws from it: recorded as an
+* ``caveat`` -- the text's sentence is true under its own premise (another claim confirms it),
+  and a consequence drawn from it fails in practice: recorded as an
   :class:`~stats.claims.measures.Erratum` of kind ``"caveat"``, with the measured
   qualification and the sentence the text could print instead;
-* ``erratum`` -- a stated number outside the interval its rounding claims, or a statement
-  false under its plain reading; graded by :func:`erratum_grade`.
+* ``erratum`` -- a statement false under its own premise and plain reading: a number outside
+  its interval under every reasonable reading of the experiment (a check's ``reading``), a
+  comparison false under the protocol the sentence implies (:data:`PROTOCOLS`); graded by
+  :func:`erratum_grade`.
+
+That is the grading rule of ``docs/findings.md``; a finding it moved says why in one line
+(``Erratum.regraded``).
 
 A check's run verdict (:mod:`stats.claims.verdicts`) says whether the suite's run passed;
 the finding says what that run found about the text.
