@@ -251,8 +251,10 @@ def sentence_rows(planned, rows, *, formulas, registry=None):
             verdict, note = UNTESTABLE, "rests on checks not in this run: " + "; ".join(missing)
         else:
             verdict, note = PASS, f"every flagged word supported by {len(needs)} passing check(s)"
-        out.append(dict(claim=cl.id, section=cl.section, statement=cl.statement,
-                        check=f"corrected sentence ({', '.join(l.removesuffix(' [corrected]') for l in own)})"
-                        if len(own) < 3 else f"corrected sentence ({len(own)} checks)",
+        label = (f"corrected sentence ({', '.join(lab.removesuffix(' [corrected]') for lab in own)})"
+                 if len(own) < 3 else f"corrected sentence ({len(own)} checks)")
+        while any(r["claim"] == cl.id and r["check"] == label for r in out):  # labels are unique within a claim
+            label += "'"
+        out.append(dict(claim=cl.id, section=cl.section, statement=cl.statement, check=label,
                         test=SENTENCE_TEST, verdict=verdict, note=note))
     return out
