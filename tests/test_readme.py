@@ -179,3 +179,25 @@ def test_a_markdown_table_keeps_every_value_in_its_cell():
     lines = markdown_table(("x", "y"), [("1", "p | q\n r")])
     assert lines == ["| x | y |", "|---|---|", "| 1 | p \\| q r |"]
     assert pd.Series(lines).str.count(r"(?<!\\)\|").nunique() == 1
+
+
+def test_a_regraded_finding_says_why_in_the_readme_and_findings_md(small_run, monkeypatch):
+    """Every verdict the grading rule changes says why in one line: Erratum.regraded, shown in the
+    README's table and in findings.md (the registry's own regraded findings are the colleagues' modules')."""
+    from dataclasses import replace
+
+    from stats import REGISTRY
+
+    why = "was an erratum: true under its premise (a test's own line); now a caveat"
+    patched = []
+    for c in REGISTRY:
+        if c.id == "t5-differ-slightly":
+            c = replace(c, checks=tuple(replace(ch, erratum=replace(ch.erratum, regraded=why)) if ch.erratum else ch
+                                        for ch in c.checks))
+        patched.append(c)
+    monkeypatch.setattr(report, "REGISTRY", tuple(patched))
+    row = next(line for line in report.readme_findings().splitlines() if "`t5-differ-slightly`" in line)
+    assert row.rstrip(" |").endswith(why)
+    out, _ = small_run
+    text = report.build_findings(out).read_text()
+    assert why in next(line for line in text.splitlines() if "`t5-differ-slightly`" in line and line.startswith("|"))
