@@ -153,8 +153,8 @@ def claims():
                         support=(
                             ("under Adam the folded W_Q moves the scores sqrt(d_k) times (8 times at d_k = 64) as far "
                              "per step as the divided one", "corrected"),
-                            *((f"under Adam the folded W_Q moves the scores sqrt(d_k) times (8 times at d_k = 64) as far "
-                               f"per step as the divided one", f"t5-step-ratio [adam, query side, d_k={d}]")
+                            *(("under Adam the folded W_Q moves the scores sqrt(d_k) times (8 times at d_k = 64) as far "
+                               "per step as the divided one", f"t5-step-ratio [adam, query side, d_k={d}]")
                               for d in T5_WIDTHS),
                             *(("under SGD d_k times", f"t5-step-ratio [sgd, query side, d_k={d}]") for d in T5_WIDTHS),
                             *(("the key side is unaffected", f"t5-step-ratio [{opt}, key side, d_k={d}]")
