@@ -10,7 +10,7 @@ from . import distributions as _distributions
 from .distributions import score_distribution
 from .dropout import DropoutSim, dropout_weights
 from .fixes import cosine_mean, cosine_moments, qknorm_logit_mean, t5_step_ratio
-from .heads import HeadSim, T5Sim
+from .heads import NEAR_ZERO_GRADIENT, HeadSim, T5Sim
 from .laws import ENTRY_LAWS, EntryLaw, entry_law, law_moment
 from .problems import BackwardSim, FlopSim, JacobianSim, StableSoftmaxSim, TiledSim, attention_flops
 from .sampling import (
