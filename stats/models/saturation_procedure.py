@@ -43,7 +43,7 @@ import math
 import numpy as np
 from scipy import special
 
-from .._validation import check_d_k, check_integer
+from .._validation import as_real_array, check_d_k, check_integer
 from ..engine.streams import as_seed_sequence, block_generator, simulation_seed, stream_key
 from .laws import entry_law
 from .sampling import draw_entries
@@ -55,10 +55,10 @@ __all__ = [
     "KEY_READINGS",
     "PROCEDURE_STATISTICS",
     "central_interval",
-    "expectation",
     "grade_by_readings",
     "largest_consistent_n",
     "printed_value_mass",
+    "procedure_expectation",
     "procedure_sample",
     "quantile_with_mcse",
     "ratio_exceeds",
@@ -71,13 +71,13 @@ _UNIT_CHUNK = 1 << 18  # rows (queries) simulated at once
 
 
 def _check_keys(keys):
-    if keys not in KEY_READINGS:
+    if not isinstance(keys, str) or keys not in KEY_READINGS:
         raise ValueError(f"keys must be one of {KEY_READINGS}; got {keys!r}")
     return keys
 
 
 def _check_statistic(statistic):
-    if statistic not in PROCEDURE_STATISTICS:
+    if not isinstance(statistic, str) or statistic not in PROCEDURE_STATISTICS:
         raise ValueError(f"statistic must be one of {PROCEDURE_STATISTICS}; got {statistic!r}")
     return statistic
 
@@ -190,15 +190,19 @@ def _law_terms(rows, n_queries, keys, lo, hi, mean=None):
         return special.ndtr((m - lo) / se), special.ndtr((hi - m) / se)
 
 
-def _check_rows(rows):
-    rows = np.asarray(rows, dtype=np.float64)
+def _check_rows(rows, name="rows"):
+    rows = as_real_array(rows, name, dtype=np.float64)
     if rows.ndim != 2 or rows.shape[0] < 2 or rows.shape[1] < 2 or not np.all(np.isfinite(rows)):
-        raise ValueError(f"rows must be a finite (units, inner) array with both >= 2; got shape {rows.shape}")
+        raise ValueError(f"{name} must be a finite (units, inner) array with both >= 2; got shape {rows.shape}")
     return rows
 
 
+def _is_number(x):
+    return isinstance(x, (int, float, np.floating, np.integer)) and not isinstance(x, (bool, np.bool_)) and math.isfinite(x)
+
+
 def _check_mean(mean):
-    if mean is not None and not (isinstance(mean, (int, float)) and not isinstance(mean, bool) and math.isfinite(mean)):
+    if mean is not None and not _is_number(mean):
         raise ValueError(f"mean must be a finite number (the exact mean of a row) or None; got {mean!r}")
     return mean
 
@@ -219,8 +223,10 @@ def printed_value_mass(*, lo, hi, rows, n_queries, keys, mean=None):
     _check_keys(keys)
     rows = _check_rows(rows)
     _check_mean(mean)
-    if not (isinstance(lo, (int, float)) and isinstance(hi, (int, float)) and math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-        raise ValueError(f"lo < hi must be finite numbers; got lo={lo!r}, hi={hi!r}")
+    if not _is_number(lo):
+        raise ValueError(f"lo must be a finite number; got {lo!r}")
+    if not (_is_number(hi) and lo < hi):
+        raise ValueError(f"hi must be a finite number above lo; got lo={lo!r}, hi={hi!r}")
     a, b = _law_terms(rows, n, keys, lo, hi, mean)
     pa, pb = float(a.mean()), float(b.mean())
     t = a if pa <= pb else b
@@ -249,12 +255,12 @@ def quantile_with_mcse(x, p, *, level=0.95):
     ``level`` (distribution-free); its half-width over the normal quantile is the MCSE.
     Returns ``(quantile, mcse)``.
     """
-    x = np.sort(np.asarray(x, dtype=np.float64).ravel())
+    x = np.sort(as_real_array(x, "x", dtype=np.float64).ravel())
     if x.size < 10 or not np.all(np.isfinite(x)):
         raise ValueError(f"x must hold at least 10 finite values; got {x.size}")
-    if not (0 < p < 1):
+    if not (_is_number(p) and 0 < p < 1):
         raise ValueError(f"p must lie in (0, 1); got {p!r}")
-    if not (0 < level < 1):
+    if not (_is_number(level) and 0 < level < 1):
         raise ValueError(f"level must lie in (0, 1); got {level!r}")
     from scipy import stats as sps
 
@@ -269,11 +275,11 @@ def quantile_with_mcse(x, p, *, level=0.95):
 
 def central_interval(*, rows, n_queries, keys, alpha=0.025, mean=None):
     """The central ``1 - 2 alpha`` interval of :math:`S_N` as ``((lo, mcse), (hi, mcse))``: quantiles of the
-    sampled law at N <= inner, else of the normal mixture (found by bisection; MCSE by the outer bootstrap-free
-    delta rule is not attempted there: reported as nan)."""
+    sampled law at N <= inner (order-statistic MCSE), else of the normal mixture, found by bisection, with the
+    delta-method MCSE sd(F_hat(x_p)) / f(x_p) over the outer units (fresh keys: from the sd's and the mean's MCSE)."""
     n = _check_n(n_queries)
     _check_keys(keys)
-    if not (0 < alpha < 0.5):
+    if not (_is_number(alpha) and 0 < alpha < 0.5):
         raise ValueError(f"alpha must lie in (0, 0.5); got {alpha!r}")
     rows = _check_rows(rows)
     _check_mean(mean)
@@ -285,24 +291,33 @@ def central_interval(*, rows, n_queries, keys, alpha=0.025, mean=None):
     m, v = _components(rows, keys, mean)
     se = np.sqrt(v / n)
 
-    def cdf(x):
-        return float(special.ndtr((x - m) / se).mean())
-
     def solve(p):
         a, b = float((m - 10 * se).min()), float((m + 10 * se).max())
-        for _ in range(80):
+        for _ in range(100):
             mid = 0.5 * (a + b)
-            a, b = (mid, b) if cdf(mid) < p else (a, mid)
-        return 0.5 * (a + b)
+            a, b = (mid, b) if float(special.ndtr((mid - m) / se).mean()) < p else (a, mid)
+        x = 0.5 * (a + b)
+        if keys == "fresh":
+            flat = rows.ravel()
+            sd = math.sqrt(v[0])
+            k4 = float(np.mean(((flat - flat.mean()) / sd) ** 4))
+            se_sd = sd * math.sqrt(max(k4 - 1.0, 0.0) / (4 * flat.size))
+            se_mu = sd / math.sqrt(flat.size) if mean is None else 0.0
+            z = float(special.ndtri(p))
+            return x, math.hypot(se_mu, z * se_sd / math.sqrt(n))
+        u = (x - m) / se
+        terms = special.ndtr(u)
+        dens = float(np.mean(np.exp(-0.5 * u * u) / (se * math.sqrt(2 * math.pi))))
+        return x, float(terms.std(ddof=1) / math.sqrt(terms.size) / dens)
 
-    return (solve(alpha), math.nan), (solve(1 - alpha), math.nan)
+    return solve(alpha), solve(1 - alpha)
 
 
 def largest_consistent_n(*, lo, hi, rows, keys, alpha=0.025, n_max=1 << 30, mean=None):
     """The largest N (a power of two from 32 to ``n_max``) at which [lo, hi) still meets the central interval
     (``tau >= alpha``, :func:`printed_value_mass`), 0 if none, ``n_max`` if every one."""
-    n_max = _check_n(n_max)
-    if not (0 < alpha < 0.5):
+    n_max = check_integer(n_max, "n_max", minimum=32, maximum=1 << 40, what="an integer >= 32")
+    if not (_is_number(alpha) and 0 < alpha < 0.5):
         raise ValueError(f"alpha must lie in (0, 0.5); got {alpha!r}")
     best = 0
     n = 32
@@ -314,7 +329,7 @@ def largest_consistent_n(*, lo, hi, rows, keys, alpha=0.025, n_max=1 << 30, mean
     return best
 
 
-def expectation(d_k, *, scaling="none", n_keys=32, statistic="max_weight"):
+def procedure_expectation(d_k, *, scaling="none", n_keys=32, statistic="max_weight"):
     """The N -> infinity value under fresh Gaussian keys: :func:`saturation_exact` (quadrature)."""
     _check_statistic(statistic)
     return float(saturation_exact(d_k, n_keys, scaling=scaling)[statistic])
@@ -355,7 +370,8 @@ def ratio_exceeds(*, num, den, n_queries, keys, threshold, size=20_000, seed, me
     r"""``(p, mcse)``: the probability that the ratio of two independent printed averages
     :math:`S_N^{num}/S_N^{den}` (two widths, each from its own :func:`procedure_sample` rows)
     exceeds ``threshold``, from ``size`` paired draws of :func:`statistic_draws` (binomial MCSE)."""
-    if not (isinstance(threshold, (int, float)) and math.isfinite(threshold) and threshold > 0):
+    num, den = _check_rows(num, "num"), _check_rows(den, "den")
+    if not (_is_number(threshold) and threshold > 0):
         raise ValueError(f"threshold must be a positive finite number; got {threshold!r}")
     ss = as_seed_sequence(seed).spawn(2)
     a = statistic_draws(rows=num, n_queries=n_queries, keys=keys, size=size, seed=ss[0], mean=mean_num)

@@ -63,5 +63,5 @@ PROCEDURE_WIDTHS = (4, 1024)
 #: "Most rows are nearly one-hot" (the opening, d_k = 512 unscaled) against the number of keys:
 #: the study's grid and the claims' two sides of the T where P(max a > 0.99) falls below 1/2.
 ONE_HOT_KEYS = (8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096)
-ONE_HOT_ROWS, ONE_HOT_QUICK_ROWS = 2_000_000, 200_000  # score draws a point (rows * T)
+ONE_HOT_ROWS, ONE_HOT_QUICK_ROWS = 20_000_000, 2_000_000  # score draws a point (rows * T)
 ONE_HOT_HOLDS_AT, ONE_HOT_FAILS_AT = 128, 4096

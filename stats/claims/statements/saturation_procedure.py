@@ -18,7 +18,7 @@ import math
 
 from ...models.saturation import SaturationSim
 from ...models.saturation_procedure import (
-    expectation,
+    procedure_expectation,
     printed_value_mass,
     procedure_sample,
     ratio_exceeds,
@@ -79,7 +79,7 @@ def _rows(stat, scaling, d, keys, law):
 
 
 def _mean(stat, scaling, d, law):
-    return expectation(d, scaling=scaling, n_keys=T, statistic=stat) if law == "gaussian" else None
+    return procedure_expectation(d, scaling=scaling, n_keys=T, statistic=stat) if law == "gaussian" else None
 
 
 @functools.lru_cache(maxsize=None)
