@@ -63,8 +63,8 @@ FIGURES = {
         width="column",
         caption="Share of nearly one-hot rows (largest weight above 0.9 or 0.99) of an unscaled head at d_k = 512 "
         "against the number of keys T (Monte Carlo, 2 MCSE bars).  Above 0.9 most rows stay nearly one-hot up to "
-        "4096 keys; above 0.99 the share falls below one half at about a thousand keys.",
-        claims=("one-hot-with-context", "mostly-one-hot"),
+        "4096 keys; above 0.99 the share falls below one half between 512 and 1024 keys.",
+        claims=("mostly-one-hot-by-keys", "mostly-one-hot"),
     ),
 }
 

@@ -126,3 +126,23 @@ def test_streams_are_reproducible_and_draws_follow_the_law():
     assert d.std() == pytest.approx(rows.std() / math.sqrt(4000), rel=0.05)
     p, se = ratio_exceeds(num=rows + 1, den=rows, n_queries=8, keys="fresh", threshold=1.0, seed=1)
     assert p == 1.0 and se > 0
+
+
+@pytest.mark.parametrize("scaling, stat", [("none", "max_weight"), ("sqrt", "trace")])
+def test_shared_keys_past_T_wide_draw_the_scores_law(scaling, stat):
+    """d_k = 64 > T: a shared key set's scores are drawn as c L z (L L^T = K K^T); their mean is the exact one."""
+    rows = procedure_sample(d_k=64, scaling=scaling, keys="shared", key_sets=1000, inner=64, seed=4)[stat]
+    unit = rows.mean(axis=1)
+    exact = procedure_expectation(64, scaling=scaling, statistic=stat)
+    assert abs(unit.mean() - exact) < 4 * unit.std(ddof=1) / math.sqrt(unit.size)
+
+
+def test_the_shared_mixture_spreads_as_the_key_sets_means_do():
+    """Units with means m_i ~ N(0, 0.1^2) and within-unit noise of sd 1 over 50 rows: as N grows the printed
+    average tends to m(K), so the central 95% interval tends to +-1.96 x 0.1, not to the spread of the noisy
+    unit averages (sqrt(0.01 + 1/50))."""
+    rng = np.random.default_rng(8)
+    m = 0.1 * rng.standard_normal(4000)
+    rows = m[:, None] + rng.standard_normal((4000, 50))
+    (lo, _), (hi, _) = central_interval(rows=rows, n_queries=10**8, keys="shared", mean=0.0)
+    assert hi - lo == pytest.approx(2 * 1.959964 * 0.1, rel=0.06)
