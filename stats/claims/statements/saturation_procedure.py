@@ -14,7 +14,6 @@ graded against the number of keys here too (``mostly-one-hot-by-keys``).
 from __future__ import annotations
 
 import functools
-import math
 
 from ...models.saturation import SaturationSim
 from ...models.saturation_procedure import (
