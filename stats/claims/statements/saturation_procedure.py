@@ -35,7 +35,7 @@ from ...settings.saturation import (
     STATED_TABLE,
     T,
 )
-from ..check_builders import Erratum, Stated, exact, interval
+from ..check_builders import Erratum, Measure, Stated, exact, interval
 from ..claim import Claim
 from ..headings import OPENING, SATURATION
 
@@ -213,8 +213,6 @@ def _one_hot_checks():
 
 
 def _measure(n_keys, stat):
-    from ..measures import Measure
-
     return Measure(SaturationSim(512, n_keys, "none"), stat)
 
 
