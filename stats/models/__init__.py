@@ -32,6 +32,19 @@ from .saturation import (
     saturation_row_statistics,
     winner_bound,
 )
+from .saturation_procedure import (
+    KEY_READINGS,
+    PROCEDURE_STATISTICS,
+    central_interval,
+    grade_by_readings,
+    largest_consistent_n,
+    printed_value_mass,
+    procedure_expectation,
+    procedure_sample,
+    quantile_with_mcse,
+    ratio_exceeds,
+    statistic_draws,
+)
 from .saturation_quadrature import EXACT_ACCURACY, saturation_exact, saturation_given_scale, saturation_limit
 from .scores import scaled_score_moments, score_central_moments, score_cumulants, score_scale, score_tail_index
 from .spectra import SpectrumSim
