@@ -18,7 +18,7 @@ QUICK ?=
 WORKERS ?=
 export SOURCE_DATE_EPOCH ?= 0
 
-STUDIES := score_moments saturation jacobian_spectra gradient_flow t5_steps training mup_transfer qknorm_growth t5_folding overflow \
+STUDIES := score_moments saturation saturation_readings jacobian_spectra gradient_flow t5_steps training mup_transfer qknorm_growth t5_folding overflow \
   backward_cost asymptotics
 WORKERFLAG := $(if $(WORKERS),--workers $(WORKERS))
 QUICKFLAG := $(if $(QUICK),--quick)

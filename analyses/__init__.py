@@ -13,6 +13,7 @@ from . import (
     overflow,
     qknorm_growth,
     saturation,
+    saturation_readings,
     score_moments,
     t5_folding,
     t5_steps,
@@ -21,7 +22,7 @@ from . import (
 
 ANALYSES = {
     m.STUDY: m
-    for m in (score_moments, saturation, jacobian_spectra, gradient_flow, t5_steps, training, mup_transfer, qknorm_growth,
+    for m in (score_moments, saturation, saturation_readings, jacobian_spectra, gradient_flow, t5_steps, training, mup_transfer, qknorm_growth,
               t5_folding, overflow, backward_cost, asymptotics)
 }
 

@@ -32,7 +32,8 @@ FIGURES = {
         width="full",
         caption="Largest weight and trace 1 - ||a||^2 of a fresh head's softmax (32 keys, Gaussian entries) against the "
         "key width, without scaling and with 1/sqrt(d_k): exact values (lines), Monte Carlo (markers, 2 MCSE bars) and "
-        "the numbers the section states (crosses; two of them are errata: 0.35 and 0.96 are 0.34 and 0.95).",
+        "the numbers the section states (crosses; two miss the expectation, 0.35 and 0.96 for 0.34 and 0.95, but not "
+        "what the section's measurement prints: see the saturation_readings figure).",
         claims=("saturation-table", "saturation-exact-vs-mc"),
     ),
     "saturation_keys": dict(

@@ -22,6 +22,7 @@ import hashlib
 import json
 import os
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -29,11 +30,13 @@ from .io import write_text
 from .engine.executors import Job, default_workers, run_simulations
 from .engine.streams import stream_key
 from .formulas import FORMULAS
-from .training.simulations import TrainingSim
+from .training.simulations import LRSweepSim, TrainingSim
+from .settings import fixes as _fixes
 from .settings import training as _training
 from .settings.training import RatePilot
 
-__all__ = ["RatePilotResult", "best_rates", "cache_dir", "pilot_result", "run_rate_pilot", "training_best_lr"]
+__all__ = ["BaseRate", "RatePilotResult", "best_rates", "cache_dir", "mup_base_rates", "pilot_result", "run_rate_pilot",
+           "training_best_lr"]
 
 _PACKAGE = Path(__file__).resolve().parent
 #: Bumped when the cache file's layout changes.
@@ -207,6 +210,52 @@ def training_best_lr():
     """The training claims' best grid rate per (shape, scaling, optimiser): what the pilot
     :data:`~stats.settings.training.RATE_PILOT` chooses (run once, then cached)."""
     return best_rates(_training.RATE_PILOT)
+
+
+class BaseRate(NamedTuple):
+    """A parameterisation's base-width rate, chosen by :func:`mup_base_rates`: the rate, the
+    bracket of it and its two grid neighbours that the transfer claims train, the runner-up
+    rate, and the runner-up's mean final loss minus the rate's (paired over the pilot's seeds)
+    with its standard error."""
+
+    rate: float
+    bracket: tuple
+    runner_up: float
+    margin: float
+    se: float
+    runs: int
+
+
+@functools.lru_cache(maxsize=None)
+def mup_base_rates():
+    """``{(scaling, mup_base): BaseRate}`` for the muP claims' parameterisations
+    (:data:`~stats.settings.fixes.PARAMETERISATIONS`): each one's own best rate at the base width
+    :data:`~stats.settings.fixes.MUP_BASE`, from a pilot on its own seed
+    (:data:`~stats.settings.fixes.MUP_PILOT_SEED`; :data:`~stats.settings.fixes.MUP_PILOT_RUNS`
+    seeds, every grid rate on the same draws).  The pilot costs seconds at d_k = 16, so it is
+    drawn once per process, not cached on disk.  A best rate at its grid's edge has no bracket:
+    that is refused (the grid in :data:`~stats.settings.fixes.MUP_STUDY_GRIDS` must be widened)."""
+    grids = {(scaling, base): _fixes.MUP_STUDY_GRIDS[f"{scaling}/{base}"] for _, scaling, base in _fixes.PARAMETERISATIONS}
+    sims = {key: LRSweepSim(_fixes.MUP_BASE, grid, key[0], "adam", _fixes.MUP_STEPS, mup_base=key[1])
+            for key, grid in grids.items()}
+    losses = {key: frozenset(f"loss_at_{i}" for i in range(len(sim.lrs))) for key, sim in sims.items()}
+    jobs = [Job(sim, _fixes.MUP_PILOT_RUNS, losses[key], stream=stream_key("pilot/mup-base-rate", scaling=key[0],
+                                                                             base=str(key[1])))
+            for key, sim in sims.items()]
+    res = run_simulations(jobs, seed=_fixes.MUP_PILOT_SEED, formulas=FORMULAS, workers=1)
+    out = {}
+    for (key, sim), job in zip(sims.items(), jobs):
+        rows = np.array([res[job.key].rows(f"loss_at_{i}") for i in range(len(sim.lrs))])
+        means = rows.mean(axis=1)
+        best = int(np.argmin(means))
+        if best in (0, len(sim.lrs) - 1):
+            raise RuntimeError(f"the muP base-rate pilot's best rate for {key} is its grid's edge ({sim.lrs[best]:g}); "
+                               "widen MUP_STUDY_GRIDS so the optimum is interior")
+        second = int(np.argsort(means)[1])
+        diff = rows[second] - rows[best]
+        out[key] = BaseRate(float(sim.lrs[best]), tuple(float(v) for v in sim.lrs[best - 1:best + 2]), float(sim.lrs[second]),
+                            float(diff.mean()), float(diff.std(ddof=1) / np.sqrt(diff.size)), int(diff.size))
+    return out
 
 
 def _table(result):

@@ -83,3 +83,26 @@ def test_the_mup_study_trains_each_parameterisation_on_its_own_grid():
     for quick in (True, False):
         for sim in mup_transfer.cells(quick=quick):
             assert sim.lrs == mup_transfer.GRIDS[f"{sim.scaling}/{sim.mup_base}"]
+
+
+def test_the_readings_study_tabulates_every_printed_number_and_renders(tmp_path, monkeypatch):
+    """At a toy size: one row per (printed number, reading, N), the Gaussian readings at both widths and the
+    other laws at d_k = 4 only; the share of nearly one-hot rows falls with T; both figures render."""
+    from analyses import saturation_readings as sr
+    from stats.settings.saturation import PROCEDURE_NS, PROCEDURE_READINGS
+
+    monkeypatch.setattr(sr, "PROCEDURE_QUICK_SIZE", dict(key_sets=12, inner=64))
+    monkeypatch.setattr(sr, "ONE_HOT_QUICK_ROWS", 50_000)
+    monkeypatch.setattr(sr, "DRAWS", 400)
+    sr.simulate(tmp_path, seed=3, quick=True)
+    iv = read_table(tmp_path, sr.STUDY, "intervals")
+    per_width = {4: len(PROCEDURE_READINGS), 1024: 2}
+    assert len(iv) == sum(per_width[d] for _, _, d, _ in sr.PRINTED) * len(PROCEDURE_NS)
+    assert (iv["q_lo"] <= iv["median"]).all() and (iv["median"] <= iv["q_hi"]).all()
+    assert set(iv.loc[iv["d_k"] == 1024, "entries"]) == {"gaussian"}
+    hot = read_table(tmp_path, sr.STUDY, "one_hot").sort_values("n_keys")
+    for thr in (0.9, 0.99):
+        share = hot.loc[hot["threshold"] == thr, "share"].to_numpy()
+        assert share[0] > share[-1]
+    for path in render(tmp_path, sr.STUDY):
+        assert path.stat().st_size > 0

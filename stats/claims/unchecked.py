@@ -104,14 +104,6 @@ NOT_CHECKABLE = (
         "tested by training-correlated-after, and what 1/d_k does to correlated scores by mup-mean and mup-variance.",
     ),
     Unchecked(
-        "mup-trained-logits", ASSUMPTION,
-        "Under 1/d_k the logits of a trained model stay stable as it widens.",
-        "For fixed correlation rho the scaled score's mean is rho at every width under 1/d_k (mup-mean, mup-variance, "
-        "proof-correlation); for trained heads the mup_transfer study measures the trained target logit at each "
-        "head's best rate (9-22 for all three parameterisations, with no clean trend in width), which does not "
-        "separate 1/d_k from the alternatives in this task, so no claim decides it.",
-    ),
-    Unchecked(
         "dehghani-time-course", ASSUMPTION,
         "Dehghani et al. (2023) took up QK-norm for a 22-billion-parameter ViT after seeing, near 8 billion parameters, "
         "logits grow and training diverge within a few thousand steps (section 5.7).",

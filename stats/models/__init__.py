@@ -10,7 +10,7 @@ from . import distributions as _distributions
 from .distributions import score_distribution
 from .dropout import DropoutSim, dropout_weights
 from .fixes import cosine_mean, cosine_moments, qknorm_logit_mean, t5_step_ratio
-from .heads import HeadSim, T5Sim
+from .heads import NEAR_ZERO_GRADIENT, HeadSim, T5Sim
 from .laws import ENTRY_LAWS, EntryLaw, entry_law, law_moment
 from .problems import BackwardSim, FlopSim, JacobianSim, StableSoftmaxSim, TiledSim, attention_flops
 from .sampling import (
@@ -31,6 +31,19 @@ from .saturation import (
     row_trace,
     saturation_row_statistics,
     winner_bound,
+)
+from .saturation_procedure import (
+    KEY_READINGS,
+    PROCEDURE_STATISTICS,
+    central_interval,
+    grade_by_readings,
+    largest_consistent_n,
+    printed_value_mass,
+    procedure_expectation,
+    procedure_sample,
+    quantile_with_mcse,
+    ratio_exceeds,
+    statistic_draws,
 )
 from .saturation_quadrature import EXACT_ACCURACY, saturation_exact, saturation_given_scale, saturation_limit
 from .scores import scaled_score_moments, score_central_moments, score_cumulants, score_scale, score_tail_index

@@ -11,7 +11,7 @@ so each token's upstream gradient has unit expected squared norm whatever the wi
 :class:`HeadSim` (section "The Jacobian of softmax, and what saturation does to it")
 records, per head, :math:`\lVert dS\rVert_F`, :math:`\lVert dW_Q\rVert_F`,
 :math:`\lVert dW_K\rVert_F`, the median over tokens of :math:`\lVert dS_i\rVert` (the
-typical row), the share of tokens with :math:`\lVert dS_i\rVert > 10^{-3}`, and the mean
+typical row), the share of tokens with :math:`\lVert dS_i\rVert >` :data:`NEAR_ZERO_GRADIENT`, and the mean
 largest weight, for four scalings of the scores: ``"none"``, ``"sqrt"``
 (:math:`1/\sqrt{d_k}`), ``"mup"`` (:math:`1/d_k`) and ``"qknorm"`` (unit-normalised q and
 k times the fixed gain :func:`~stats.training.scalings.qknorm_gain`; the chain rule through
@@ -40,7 +40,11 @@ from ..exact.formats import UNIT_ROUNDOFF
 from ..training.optimizers import FIRST_STEP_OPTIMIZERS, optimizer_named
 from ..training.scalings import HEAD_SCALINGS, SCALINGS, qknorm_gain, scaling_named
 
-__all__ = ["HeadSim", "T5Sim", "draw_head"]
+__all__ = ["NEAR_ZERO_GRADIENT", "HeadSim", "T5Sim", "draw_head"]
+
+#: A token's score gradient ||dS_i|| counts as close to zero below this: 1/200 of a scaled row's
+#: typical one (about 0.2 with the unit-norm upstream gradient of :class:`HeadSim`).
+NEAR_ZERO_GRADIENT = 1e-3
 
 _CHUNK_NUMBERS = 1 << 21  # random numbers of the heads processed together
 
@@ -121,7 +125,7 @@ class HeadSim(Simulation):
             out["dwq_norm"][sl] = np.linalg.norm(Xt @ dQ, axis=(1, 2))
             out["dwk_norm"][sl] = np.linalg.norm(Xt @ dK, axis=(1, 2))
             out["ds_median_row"][sl] = np.median(row_norm, axis=1)
-            out["grad_rows"][sl] = np.mean(row_norm > 1e-3, axis=1)
+            out["grad_rows"][sl] = np.mean(row_norm > NEAR_ZERO_GRADIENT, axis=1)
             out["max_weight"][sl] = np.mean(1.0 / e.sum(axis=2), axis=1)
         return out
 

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 # ---------------------------------------------------------------- muP
 
-#: Adam steps of a muP sweep, and the bracket around the base width's best rate (0.03 at d_k = 16).
+#: Adam steps of a muP sweep.
 MUP_STEPS = 40
-MUP_BRACKET = (1e-2, 3e-2, 1e-1)
 #: muP's base width d_0 and the wide width the claims compare it with.
 MUP_BASE, MUP_WIDE = 16, 128
 #: The three parameterisations: (label, scaling, muP base width or None).
@@ -32,6 +31,16 @@ MUP_STUDY_GRIDS = {
     f"mup/{MUP_BASE}": (1e-2, 3e-2, 1e-1, 3e-1, 1.0),
 }
 MUP_STUDY_WIDTHS, MUP_STUDY_QUICK_WIDTHS = (16, 32, 64, 128, 256, 512), (16, 32, 64)
+#: The base-width pilot (:func:`stats.tuning.mup_base_rates`): on a seed of its own, this many
+#: seeds trained at every rate of each parameterisation's study grid at d_k = MUP_BASE, on the
+#: same draws; a parameterisation's base rate is the grid rate with the smallest mean final
+#: probe loss, and the claims test transfer from it with the grid's two neighbouring rates.
+#: 96 seeds resolve the closest runner-up (1/d_k's 0.03 against its 0.1, 0.016 apart in mean
+#: loss) at about four paired standard errors.
+MUP_PILOT_SEED, MUP_PILOT_RUNS = 4_3_2028, 96
+#: A trained head's logits are "stable across widths" when the mean target logit after
+#: MUP_STEPS steps at the base rate is, at d_k = MUP_WIDE, within this factor of the base width's.
+MUP_LOGIT_FACTOR = 2.0
 #: Seeds a cell: 8, 3 from d_k = 256 (each seed trains its 5 grid rates: at 512 a seed costs
 #: as much as 64 seeds at 64), 2 in a draft.
 MUP_STUDY_RUNS, MUP_STUDY_WIDE_RUNS, MUP_STUDY_QUICK_RUNS = 8, 3, 2

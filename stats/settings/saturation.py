@@ -43,3 +43,25 @@ EXAMPLE_ROWS = 12
 ASYMPTOTIC_KEYS = (8, 32, 128, 1024)
 ASYMPTOTIC_WIDE = (4096, 16384, 65536)
 ASYMPTOTIC_STUDY_WIDTHS = tuple(2**k for k in range(2, 17))
+
+#: The section's measurement as a procedure (stats.models.saturation_procedure): the printed
+#: average over N queries graded against the central 1 - 2 alpha interval of its law ...
+PROCEDURE_ALPHA = 0.025
+#: ... at these numbers of queries (the grid the claims and the study report; the largest N at
+#: which a printed value is still inside is searched over the powers of two up to 2^30) ...
+PROCEDURE_NS = (32, 1000, 100_000)
+#: ... under these readings of what was drawn: (keys, entries); non-Gaussian entries only at
+#: the widths in PROCEDURE_LAW_WIDTHS, where the laws differ (beyond, the scores are normal to O(1/d_k)) ...
+PROCEDURE_READINGS = tuple((keys, law) for law in ("gaussian", "rademacher", "uniform") for keys in ("fresh", "shared"))
+PROCEDURE_LAW_WIDTHS = (4,)
+#: ... from this many outer units (key sets) of this many queries each (a draft's).
+PROCEDURE_SIZE = dict(key_sets=1600, inner=512)
+PROCEDURE_QUICK_SIZE = dict(key_sets=200, inner=256)
+#: The widths whose printed numbers are graded: the two ends of the table.
+PROCEDURE_WIDTHS = (4, 1024)
+
+#: "Most rows are nearly one-hot" (the opening, d_k = 512 unscaled) against the number of keys:
+#: the study's grid and the claims' two sides of the T where P(max a > 0.99) falls below 1/2.
+ONE_HOT_KEYS = (8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096)
+ONE_HOT_ROWS, ONE_HOT_QUICK_ROWS = 20_000_000, 2_000_000  # score draws a point (rows * T)
+ONE_HOT_HOLDS_AT, ONE_HOT_FAILS_AT = 128, 4096

@@ -36,23 +36,38 @@ def _macro_width(d):
     return {4: "Four", 16: "Sixteen", 64: "SixtyFour", 256: "TwoFiftySix", 1024: "TenTwentyFour"}[d]
 
 
-_ERRATUM_SENTENCE = ("Without scaling, the average largest weight climbs from 0.34 at d_k = 4 to 0.95 at d_k = 1024 "
-                     "(exact values 0.3426 and 0.9549).")
+_ERRATUM_SENTENCE = ("Without scaling, the average largest weight over many queries climbs from 0.34 at d_k = 4 to 0.95 "
+                     "at d_k = 1024 (expectations 0.3426 and 0.9549; an average over a few thousand queries lands "
+                     "within about 0.01 of them).")
+
+#: The expectation is one reading of what the section printed: the text printed an average over its
+#: queries, and read as that average the numbers are reproducible (saturation-procedure-graded).  By the
+#: team's rule (docs/findings.md) a number is an erratum only if it is outside under every reading, so
+#: the expectation's miss is a caveat: the corrected values are what a reader reproduces as N grows.
+EXPECTATION_READING = "the expectation: fresh keys for every query, Gaussian entries, N -> infinity"
+_AS_WRITTEN = {
+    "0.35": "0.35 is what the measurement prints (inside the central 95% interval of the average) with Gaussian entries "
+            "under fresh keys for up to about 16000 queries, and under one shared key set at any number of queries",
+    "0.96": "0.96 is what the measurement prints with Gaussian entries under fresh keys for up to a few million "
+            "queries, and under one shared key set at any number of queries",
+}
+
 
 def _stated_check(stat, scaling, d, text, corrected):
     kind = "max weight" if stat == "max_weight" else "trace"
     name = "Max" if stat == "max_weight" else "Trace"
     side = "Unscaled" if scaling == "none" else "Scaled"
-    erratum = Erratum(Stated.parse(corrected), _ERRATUM_SENTENCE) if corrected else None
+    erratum = (Erratum(Stated.parse(corrected), _ERRATUM_SENTENCE, kind="caveat", as_written=_AS_WRITTEN[text],
+                       confirmed_by=("saturation-procedure-graded",)) if corrected else None)
     return stated_exact(f"{side.lower()} {kind}, d_k={d}", text, _exact(stat, d, scaling), uses=("saturation_exact",),
-                        macro=f"sat{name}{side}{_macro_width(d)}", erratum=erratum)
+                        macro=f"sat{name}{side}{_macro_width(d)}", erratum=erratum, reading=EXPECTATION_READING)
 
 
 def claims():
     unscaled = tuple(_stated_check(*row) for row in STATED_TABLE if row[1] == "none")
     table = unscaled + (
         exact("unscaled trace falls more than tenfold, d_k=4 -> 1024", Stated.at_least("more than tenfold", 10.0),
-              _trace_ratio, uses=("saturation_exact",), macro="satTraceFallUnscaled"),
+              _trace_ratio, uses=("saturation_exact",), macro="satTraceFallUnscaled", reading=EXPECTATION_READING),
     )
     table += tuple(_stated_check(*row) for row in STATED_TABLE if row[1] == "sqrt")
     mc = []
