@@ -310,7 +310,7 @@ def build_findings(out):
         grade = ", ".join(x for x in (c["kind"], c["grade"]) if x)
         if graded["digits"]:
             grade += f" ({graded['digits']} of a digit)"
-        evidence = "; ".join(f"{k['check']}{_read_as(k)}: {k['evidence']}" for k in c["checks"])
+        evidence = "; ".join(f"{k['check']}: {k['evidence']}{_read_as(k)}" for k in c["checks"])
         rows.append((grade, c["section"], c["text"], evidence, c["corrected"], f"`{c['claim']}`",
                      c["verdict"], c["regraded"]))
     lines += ["## Errata and caveats", "",
