@@ -85,6 +85,8 @@ _LEARNS = "learn at a learning rate that suits it, more slowly than a scaled hea
 _PROJECTION_SUPPORT = (
     ("most rows pass almost no gradient to the scores",
      "mostly-one-hot [share of rows with max weight > 0.99, d_k=512, unscaled]"),
+    ("most rows pass almost no gradient to the scores",
+     "gradient-typical-row [unscaled, d_model=d_k=1024: share of rows with ||dS_i|| > 0.001]"),
     ("the rows whose two best scores nearly tie pass a large one",
      "saturated-jacobian-vanishes [trace slope, d_k=1024 -> 4096, unscaled]"),
     ("does not vanish", "corrected"),
