@@ -66,7 +66,7 @@ def test_every_record_names_a_source_of_a_recognised_shape(cid, check):
     s = check.source
     if isinstance(s, PaperSource):
         assert re.fullmatch(r"\d{4}\.\d{4,5}(v\d+)?", s.arxiv)
-        assert re.search(r"(section|footnote|table|algorithm|appendix|figure|equation) \S+", s.locator, re.I)
+        assert re.search(r"(section|footnote|table|algorithm|appendix|figure|equation) \S+|abstract", s.locator, re.I)
     else:
         assert isinstance(s, RepoSource)
         assert re.fullmatch(r"[\w.-]+/[\w.-]+", s.repo) and s.path and s.locator
@@ -169,6 +169,7 @@ def test_an_entry_whose_verdict_contradicts_its_record_is_refused():
     (dict(arxiv="1706.376"), "arxiv"),
     (dict(arxiv=1706.03762), "arxiv"),
     (dict(locator="the footnote"), "locator"),
+    (dict(locator="the abstracts"), "locator"),
     (dict(locator=""), "locator"),
     (dict(citation=""), "citation"),
     (dict(title=None), "title"),

@@ -147,13 +147,6 @@ NOT_CHECKABLE = (
         "training-mup-transfer. Its source was not read in the December 2026 sources session; once read, it becomes a documentary check (stats/claims/statements/sources.py).",
     ),
     Unchecked(
-        "read-henry-dehghani", READ_MORE,
-        "Henry et al. (2020) introduce QK normalisation, and Dehghani et al. (2023) describe the growth of logits that "
-        "forced them to use it.",
-        "Citations' content, not computations; QK-norm's bound is checked by qknorm-bounded and the growth it "
-        "prevents, at small scale, by training-qknorm-logits. Dehghani et al.'s report is read at its source by the claim dehghani-time-course; Henry et al.'s paper was not read in the December 2026 sources session; once read, it becomes a documentary check (stats/claims/statements/sources.py).",
-    ),
-    Unchecked(
         "read-milakov-gimelshein", READ_MORE,
         "Milakov and Gimelshein (2018) compute a stable softmax in a single pass with an online normaliser, the idea "
         "FlashAttention grew from.",

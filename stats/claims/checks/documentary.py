@@ -29,7 +29,7 @@ __all__ = ["DocumentaryCheck", "PaperSource", "RepoSource", "SOURCE_KINDS"]
 
 _ARXIV = re.compile(r"\d{4}\.\d{4,5}(v\d+)?")
 #: The parts of a paper a locator may name: at least one, followed by its number or name.
-_PAPER_PART = re.compile(r"\b(section|footnote|table|algorithm|appendix|figure|equation)\s+[\w.]+", re.IGNORECASE)
+_PAPER_PART = re.compile(r"\b((section|footnote|table|algorithm|appendix|figure|equation)\s+[\w.]+|abstract)\b", re.IGNORECASE)
 _REPO = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*")
 _COMMIT = re.compile(r"[0-9a-f]{40}")
 
@@ -42,8 +42,8 @@ def _text(owner, name, value, what):
 @dataclass(frozen=True)
 class PaperSource:
     """A paper read at one place: ``citation`` ("Vaswani et al. (2017)"), ``title``, ``arxiv``
-    (a new-style arXiv id, "1706.03762"), ``locator`` (the section, footnote, table, algorithm
-    or appendix read, "section 3.2.1, footnote 4"), and ``read_via`` when the paper's text was
+    (a new-style arXiv id, "1706.03762"), ``locator`` (the abstract, or the section, footnote,
+    table, algorithm or appendix read, "section 3.2.1, footnote 4"), and ``read_via`` when the paper's text was
     read through a transcription or quotation rather than the paper itself (say which)."""
 
     citation: str
@@ -59,8 +59,9 @@ class PaperSource:
             raise ValueError(f"PaperSource.arxiv must be a new-style arXiv id such as '1706.03762'; got {self.arxiv!r}")
         _text("PaperSource", "locator", self.locator, "where in the paper")
         if not _PAPER_PART.search(self.locator):
-            raise ValueError("PaperSource.locator must name a section, footnote, table, algorithm, appendix, figure or "
-                             f"equation with its number (e.g. 'section 3.2.1, footnote 4'); got {self.locator!r}")
+            raise ValueError("PaperSource.locator must name the abstract, or a section, footnote, table, algorithm, "
+                             "appendix, figure or equation with its number (e.g. 'section 3.2.1, footnote 4'); "
+                             f"got {self.locator!r}")
         if not isinstance(self.read_via, str):
             raise TypeError(f"PaperSource.read_via must be a string; got {self.read_via!r}")
 

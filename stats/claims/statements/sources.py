@@ -11,6 +11,7 @@ run time.  Statements whose sources could not be reached stay in
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 from ..check_builders import Erratum, Stated, documentary, no, yes
@@ -272,8 +273,8 @@ def _reading_claims():
     dehghani = PaperSource(
         "Dehghani et al. (2023)", "Scaling Vision Transformers to 22 Billion Parameters", "2302.05442",
         "section 2 (the QK-normalisation paragraph)",
-        read_via="quotations of that paragraph in several independent public notes and a paper review "
-                 "(andlukyane.com), which agree; the paper's own text was not reached")
+        read_via="quotations of that paragraph, placed in section 2, in several independent public notes, "
+                 "and a paper review (andlukyane.com), which agree; the paper's own text was not reached")
     time_course = documentary(
         "ViT-22B: logits grew and training diverged near 8B parameters",
         fact="Dehghani et al. adopted QK-norm for ViT-22B after seeing, at about 8 billion parameters, attention "
@@ -283,7 +284,25 @@ def _reading_claims():
                     "thousand steps because attention logits became extremely large, giving almost one-hot, "
                     "near-zero-entropy attention weights; layer-normalising queries and keys before the dot "
                     "product fixed it.  The text's '(section 5.7)' is the book's own cross-reference.")
+    henry = documentary(
+        "Henry et al. introduce QK normalisation",
+        fact="Henry et al. (2020) introduce normalising queries and keys before their dot product (QK-norm).",
+        stated=yes("they introduce it"), found=1.0,
+        source=PaperSource("Henry et al. (2020)", "Query-Key Normalization for Transformers", "2010.04245", "abstract",
+                           read_via="summaries of the paper in public notes (emergentmind.com's topic page, "
+                                    "texonom.com), which agree; the paper's own text was not reached"),
+        source_says="The paper proposes QKNorm: each query and key is l2-normalised along the head dimension before "
+                    "the product, and a learned scale replaces the division by sqrt(d_k), so the softmax cannot "
+                    "saturate arbitrarily; it is evaluated on low-resource translation.")
+    logit_growth = dataclasses.replace(time_course, label="Dehghani et al. describe the logit growth that required it",
+                                       fact="Dehghani et al. (2023) describe the growth of attention logits that "
+                                            "made them normalise queries and keys.")
     return (
+        Claim("read-henry-dehghani", READ_MORE,
+              "Henry et al. (2020) introduce QK normalisation, and Dehghani et al. (2023) describe the growth of "
+              "logits that forced them to use it.",
+              "read at the sources: Henry et al. (2020), abstract; Dehghani et al. (2023), section 2",
+              (henry, logit_growth)),
         Claim("dehghani-time-course", ASSUMPTION,
               "Dehghani et al. (2023) took up QK-norm for a 22-billion-parameter ViT after seeing, near 8 billion "
               "parameters, logits grow and training diverge within a few thousand steps.",
