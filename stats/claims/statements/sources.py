@@ -20,6 +20,8 @@ from ..claim import Claim
 from ..headings import ASSUMPTION, OPENING, PYTORCH, READ_MORE, STABILITY, WIDTH
 
 SECTION = WIDTH
+#: The headings this module's claims cite, in the section's order: its facts are grouped by source.
+HEADINGS = (OPENING, WIDTH, ASSUMPTION, STABILITY, PYTORCH, READ_MORE)
 
 # ------------------------------------------------------------------ the sources read
 
@@ -182,15 +184,16 @@ def _t5_checks():
 
 
 def _dropout_checks():
-    def rate(model, field, file, cls, found):
+    def rate(model, field, file, cls, found, original):
         return documentary(
             f"{model}: {field}", fact=f"{model} applies attention dropout at rate 0.1.",
             stated=Stated.parse("0.1"), found=found, source=_hf(file, f"{cls} defaults: {field}"),
-            source_says=f"{cls}'s default {field}, the dropout on the attention probabilities, is {found}.")
+            source_says=f"{cls}'s default {field}, the dropout on the attention probabilities, is {found}, in the "
+                        f"class whose defaults reproduce {original}; the original authors' own release was not read.")
 
     return (
-        rate("GPT-2", "attn_pdrop", GPT2_CONFIG, "GPT2Config", 0.1),
-        rate("BERT", "attention_probs_dropout_prob", BERT_CONFIG, "BertConfig", 0.1),
+        rate("GPT-2", "attn_pdrop", GPT2_CONFIG, "GPT2Config", 0.1, "the smallest GPT-2"),
+        rate("BERT", "attention_probs_dropout_prob", BERT_CONFIG, "BertConfig", 0.1, "bert-base-uncased"),
     )
 
 
