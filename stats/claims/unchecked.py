@@ -106,13 +106,6 @@ NOT_CHECKABLE = (
         "Rhetorical framing, not a statement about attention; the derivation is proved by proof-backward.",
     ),
     Unchecked(
-        "gradient-notation", BACKWARD,
-        "dX denotes the gradient of the loss by X, a matrix of X's shape, following the notation of the FlashAttention "
-        "papers.",
-        "A convention of notation and its source, which asserts nothing to compute; the suite's backward pass uses it "
-        "and is checked by backward-finite-differences.",
-    ),
-    Unchecked(
         "backward-cost-rule", BACKWARD,
         "The factor of two in attention is an instance of the general rule, of section 5.6, that backward costs two "
         "forwards.",
@@ -134,13 +127,6 @@ NOT_CHECKABLE = (
     ),
     # ---------------------------------------------------------------- read more
     Unchecked(
-        "read-dao", READ_MORE,
-        "Dao et al. (2022) derive this backward pass in their Appendix B, with the identity D_i = dO_i . O_i, and "
-        "organise it by tiles.",
-        "A citation's content, not a computation; the derivation is proved by proof-backward, the identity checked by "
-        "d-identity and the tiled pass by tiled-equals-dense. Its source was not read in the December 2026 sources session; once read, it becomes a documentary check (stats/claims/statements/sources.py).",
-    ),
-    Unchecked(
         "read-yang", READ_MORE,
         "Yang et al. (2022), the muP paper, argue for scaling attention by 1/d_k.",
         "A citation's content, not a computation; what 1/d_k does is checked by mup-mean, mup-variance and "
@@ -151,7 +137,7 @@ NOT_CHECKABLE = (
         "Milakov and Gimelshein (2018) compute a stable softmax in a single pass with an online normaliser, the idea "
         "FlashAttention grew from.",
         "A citation's content and a historical lineage, not a computation; the online normaliser is what the suite's "
-        "tiled pass computes, checked against the dense pass by tiled-equals-dense. Its source was not read in the December 2026 sources session; once read, it becomes a documentary check (stats/claims/statements/sources.py).",
+        "tiled pass computes, checked against the dense pass by tiled-equals-dense. What was read (December 2026, sources session): the FlashAttention paper's appendix B.1 cites Milakov and Gimelshein (its reference [60]) for computing the softmax normaliser separately, and their abstract (several copies) promises a classical softmax with fewer memory accesses; whether their online normaliser gives the softmax in one pass or, as secondary accounts say, the normaliser in one pass and the outputs in a second was not read in the paper itself, so no verdict is recorded.",
     ),
 )
 

@@ -17,11 +17,11 @@ import math
 from ..check_builders import Erratum, Stated, documentary, no, yes
 from ..checks import PaperSource, RepoSource
 from ..claim import Claim
-from ..headings import ASSUMPTION, OPENING, PYTORCH, READ_MORE, STABILITY, WIDTH
+from ..headings import ASSUMPTION, BACKWARD, OPENING, PYTORCH, READ_MORE, STABILITY, WIDTH
 
 SECTION = WIDTH
 #: The headings this module's claims cite, in the section's order: its facts are grouped by source.
-HEADINGS = (OPENING, WIDTH, ASSUMPTION, STABILITY, PYTORCH, READ_MORE)
+HEADINGS = (OPENING, WIDTH, ASSUMPTION, STABILITY, BACKWARD, PYTORCH, READ_MORE)
 
 # ------------------------------------------------------------------ the sources read
 
@@ -300,7 +300,41 @@ def _reading_claims():
     logit_growth = dataclasses.replace(time_course, label="Dehghani et al. describe the logit growth that required it",
                                        fact="Dehghani et al. (2023) describe the growth of attention logits that "
                                             "made them normalise queries and keys.")
+    dao = PaperSource(
+        "Dao et al. (2022)", "FlashAttention: Fast and Memory-Efficient Exact Attention with IO-Awareness", "2205.14135",
+        "appendix B.2 and appendix B.4 (algorithm 4)",
+        read_via="a Markdown transcription of the paper's appendices A to C in a public repository")
+    dao_checks = (
+        documentary(
+            "appendix B derives the backward pass with D_i = dO_i . O_i",
+            fact="Dao et al. (2022) derive this backward pass in their appendix B, with the identity D_i = dO_i . O_i.",
+            stated=yes("derived there, with the identity"), found=1.0, source=dao,
+            source_says="Appendix B.2 derives dV, dP, dS (through the softmax Jacobian), dQ and dK, defining D_i as "
+                        "the row's P . dP and showing it equals the dot product of the output-gradient row with the "
+                        "output row; B.4 notes that this rewriting avoids a reduction over a whole row of P."),
+        documentary(
+            "appendix B runs it tile by tile",
+            fact="Dao et al. (2022) organise this backward pass by tiles.",
+            stated=yes("by tiles"), found=1.0, source=dao,
+            source_says="Appendix B.4 gives the FlashAttention backward pass as algorithm 4, described as a block "
+                        "version of the B.2 derivation, with blocks of Q, K and V loaded on chip in turn."),
+    )
+    notation = documentary(
+        "dX is the loss's gradient by X, shaped like X, as in FlashAttention",
+        fact="dX denotes the gradient of the loss by X, a matrix of X's shape, following the FlashAttention papers.",
+        stated=yes("the same notation"), found=1.0,
+        source=dataclasses.replace(dao, locator="appendix B.2 (its first paragraphs)"),
+        source_says="Appendix B.2 names the output gradient dO, the partial derivative of a scalar loss by O, and "
+                    "dQ, dK, dV likewise, each of the same n x d shape as the matrix it differentiates by.")
     return (
+        Claim("gradient-notation", BACKWARD,
+              "dX denotes the gradient of the loss by X, a matrix of X's shape, following the notation of the "
+              "FlashAttention papers.",
+              "read at the source: Dao et al. (2022), appendix B.2", (notation,)),
+        Claim("read-dao", READ_MORE,
+              "Dao et al. (2022) derive this backward pass in their Appendix B, with the identity D_i = dO_i . O_i, "
+              "and organise it by tiles.",
+              "read at the source: Dao et al. (2022), appendices B.2 and B.4", dao_checks),
         Claim("read-henry-dehghani", READ_MORE,
               "Henry et al. (2020) introduce QK normalisation, and Dehghani et al. (2023) describe the growth of "
               "logits that forced them to use it.",
