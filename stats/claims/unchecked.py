@@ -88,7 +88,7 @@ NOT_CHECKABLE = (
         "The muP parametrization of Yang et al. (2022) divides scores by d_k, motivated by its account of training at "
         "growing width, which expects queries and keys to end up correlated.",
         "The content and motive of a paper's prescription, not a computation; the correlation after training is "
-        "tested by training-correlated-after, and what 1/d_k does to correlated scores by mup-mean and mup-variance. Its source was not read in the December 2026 sources session; once read, it becomes a documentary check (stats/claims/statements/sources.py).",
+        "tested by training-correlated-after, and what 1/d_k does to correlated scores by mup-mean and mup-variance. The prescription itself, 1/d_k, is read at the muP authors' package by read-yang; the paper's account of why (queries and keys becoming correlated in training) was not read in the December 2026 sources session.",
     ),
     # ---------------------------------------------------------------- stability
     Unchecked(
@@ -126,12 +126,6 @@ NOT_CHECKABLE = (
         "sdpa-fused-kernel, which also confirms the other inputs take the math path. Its source was not read in the December 2026 sources session; once read, it becomes a documentary check (stats/claims/statements/sources.py).",
     ),
     # ---------------------------------------------------------------- read more
-    Unchecked(
-        "read-yang", READ_MORE,
-        "Yang et al. (2022), the muP paper, argue for scaling attention by 1/d_k.",
-        "A citation's content, not a computation; what 1/d_k does is checked by mup-mean, mup-variance and "
-        "training-mup-transfer. Its source was not read in the December 2026 sources session; once read, it becomes a documentary check (stats/claims/statements/sources.py).",
-    ),
     Unchecked(
         "read-milakov-gimelshein", READ_MORE,
         "Milakov and Gimelshein (2018) compute a stable softmax in a single pass with an online normaliser, the idea "

@@ -326,7 +326,19 @@ def _reading_claims():
         source=dataclasses.replace(dao, locator="appendix B.2 (its first paragraphs)"),
         source_says="Appendix B.2 names the output gradient dO, the partial derivative of a scalar loss by O, and "
                     "dQ, dK, dV likewise, each of the same n x d shape as the matrix it differentiates by.")
+    mup = documentary(
+        "muP scales attention by 1/d, not 1/sqrt(d)",
+        fact="Yang et al. (2022), the muP paper, prescribe scaling attention scores by 1/d_k.",
+        stated=yes("1/d_k"), found=1.0,
+        source=RepoSource("microsoft/mup", "README.md", "'Basic Usage': the attention scores in a model's forward",
+                          commit="89ed7636beed09aaadc7a8391c4a05f1f6fc5bf8"),
+        source_says="The authors' muP package, whose README presents it as the code of Tensor Programs V (arXiv "
+                    "2203.03466), tells Transformer users to scale attention by 1/d instead of 1/sqrt(d) (written "
+                    "8/d, to match 1/sqrt(d) at the common head width 64).  The paper's own argument for it was not "
+                    "read.")
     return (
+        Claim("read-yang", READ_MORE, "Yang et al. (2022), the muP paper, argue for scaling attention by 1/d_k.",
+              "read at the source: the muP authors' package (microsoft/mup README)", (mup,)),
         Claim("gradient-notation", BACKWARD,
               "dX denotes the gradient of the loss by X, a matrix of X's shape, following the notation of the "
               "FlashAttention papers.",
