@@ -211,6 +211,9 @@ RECORDS = {
     # named in its error (tests/test_checks.py).
     "MeanCheck", "VarianceCheck", "RatioCheck", "TwoSampleCheck", "DistributionCheck", "IntervalCheck",
     "IdentityCheck", "ExactCheck", "ShareCheck", "CategoricalCheck", "BoundSD", "ClosedFormSD", "PilotSD",
+    # The documentary kind and its citations: validated at construction, each field named in its
+    # error, an entry without a source refused (tests/test_sources.py).
+    "DocumentaryCheck", "PaperSource", "RepoSource",
     # A statement no claim tests, with its reason: validated at construction (tests/test_statements.py).
     "Unchecked",
     # The section's displayed equations (SymPy functions, proved by the proof claims) and a proof's outcome.

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 from ..models.scores import score_cumulants, score_tail_index
-from .checks import (CategoricalCheck, DistributionCheck, ExactCheck, IdentityCheck, IntervalCheck, MeanCheck, ProofCheck, RatioCheck, ShareCheck,
+from .checks import (CategoricalCheck, DistributionCheck, DocumentaryCheck, ExactCheck, IdentityCheck, IntervalCheck, MeanCheck, ProofCheck, RatioCheck, ShareCheck,
                      TwoSampleCheck, VarianceCheck)
 from .measures import Erratum, Measure, Stated
 
@@ -20,10 +20,12 @@ __all__ = [
     "Stated",
     "categorical",
     "distribution",
+    "documentary",
     "exact",
     "identity",
     "interval",
     "mean",
+    "no",
     "proof",
     "ratio",
     "score_kurtosis_sd",
@@ -32,6 +34,7 @@ __all__ = [
     "stated_exact",
     "two_sample",
     "variance",
+    "yes",
 ]
 
 
@@ -123,3 +126,20 @@ def exact(label, stated, value, *, uses, **kw):
 def stated_exact(label, text, value, *, uses, unit=None, erratum=None, macro=None, **kw):
     """The text's number ``text`` at its own precision against an exact value."""
     return exact(label, Stated.parse(text, unit=unit), value, uses=uses, erratum=erratum, macro=macro, **kw)
+
+
+def yes(text):
+    """A yes/no statement the text makes, as the interval around 1 (a source that agrees gives 1)."""
+    return Stated.between(text, 0.5, 1.5)
+
+
+def no(text):
+    """A statement that something is not so, as the interval around 0 (a source that agrees gives 0)."""
+    return Stated.between(text, -0.5, 0.5)
+
+
+def documentary(label, *, fact, stated, found, source, source_says, verdict="holds", erratum=None, **kw):
+    """A fact read at its source (:class:`~stats.claims.checks.DocumentaryCheck`): the text's ``fact``
+    as ``stated``, the source's value ``found``, the citation ``source`` and the ``verdict`` the record supports."""
+    return DocumentaryCheck(label, fact=fact, stated=stated, found=found, source=source, source_says=source_says,
+                            verdict=verdict, erratum=erratum, **kw)

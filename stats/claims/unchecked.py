@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 
 from .headings import (ASSUMPTION, BACKWARD, FORMULA, JACOBIAN, OPENING, PYTORCH, READ_MORE, SECTION_HEADINGS,
-                                  STABILITY, WIDTH)
+                                  STABILITY)
 
 __all__ = ["NOT_CHECKABLE", "Unchecked"]
 
@@ -74,19 +74,6 @@ NOT_CHECKABLE = (
         "scaled scores themselves are proved by proof-formula.",
     ),
     # ---------------------------------------------------------------- the width
-    Unchecked(
-        "vaswani-footnote-attribution", WIDTH,
-        "The variance argument is the one Vaswani et al. (2017) give in their footnote 4.",
-        "An attribution, a fact about a paper's text; the argument's mathematics is proved by proof-width-variance and "
-        "measured by raw-variance-width and scaled-variance-width.",
-    ),
-    Unchecked(
-        "vaswani-additive-footnote", WIDTH,
-        "The same footnote reports that additive attention did better than unscaled dot-product attention at large d_k.",
-        "An empirical result on machine translation; the suite's retrieval task cannot test it (in the training "
-        "study, not a claim, additive attention learns nothing there in 150 steps, while the unscaled dot product "
-        "does at its best rate), and a translation task would be needed.  Only additive attention's backward pass is checked (training-gradient-check).",
-    ),
     # ---------------------------------------------------------------- the Jacobian
     Unchecked(
         "jacobian-earlier-sections", JACOBIAN,
@@ -101,23 +88,7 @@ NOT_CHECKABLE = (
         "The muP parametrization of Yang et al. (2022) divides scores by d_k, motivated by its account of training at "
         "growing width, which expects queries and keys to end up correlated.",
         "The content and motive of a paper's prescription, not a computation; the correlation after training is "
-        "tested by training-correlated-after, and what 1/d_k does to correlated scores by mup-mean and mup-variance.",
-    ),
-    Unchecked(
-        "dehghani-time-course", ASSUMPTION,
-        "Dehghani et al. (2023) took up QK-norm for a 22-billion-parameter ViT after seeing, near 8 billion parameters, "
-        "logits grow and training diverge within a few thousand steps (section 5.7).",
-        "A report on a model of 8 billion parameters and its time course over thousands of steps, far beyond what a "
-        "CPU can train; the small head reproduces the mechanism (logit growth, one-hot weights, divergence, and "
-        "QK-norm preventing it) at large learning rates: training-qknorm-logits.",
-    ),
-    Unchecked(
-        "t5-initialisation-code", ASSUMPTION,
-        "Some implementations put 1/sqrt(d_k) into W_Q's initialisation instead of the forward pass, T5 among them: its "
-        "query weights start with a standard deviation sqrt(d_k) smaller than its key weights', and no score is divided.",
-        "What T5's own code does is an implementation fact about another model; the suite implements the folding as "
-        "described and tests its consequences (t5-identical-at-init, t5-step-ratio, training-t5-folding, "
-        "training-t5-differs).",
+        "tested by training-correlated-after, and what 1/d_k does to correlated scores by mup-mean and mup-variance. The prescription itself, 1/d_k, is read at the muP authors' package by read-yang; the paper's account of why (queries and keys becoming correlated in training) was not read in the December 2026 sources session.",
     ),
     # ---------------------------------------------------------------- stability
     Unchecked(
@@ -127,28 +98,12 @@ NOT_CHECKABLE = (
         "A placeholder the reader fills in, which computes nothing; the suite's own implementation of it is tested by "
         "forward-three-equations.",
     ),
-    Unchecked(
-        "mixed-precision-softmax", STABILITY,
-        "In mixed-precision training the softmax and its normaliser are usually kept in float32, with only the matrix "
-        "products in a 16-bit format (bfloat16, float16; section 8.5).",
-        "A statement of common practice, not mathematics.  Two parts of it are checked: PyTorch's own SDPA computes "
-        "the softmax to float32 accuracy in float16 and bfloat16 (sdpa-stable-at-large-scores); and for bfloat16 "
-        "overflow cannot be the reason, since its overflow threshold is float32's to within 0.4 (overflow-cutoffs: "
-        "89 against 88.72), so the reason there is precision (8 significant bits), not range.",
-    ),
     # ---------------------------------------------------------------- the backward pass
     Unchecked(
         "backward-framing", BACKWARD,
         "Deriving the backward pass is what distinguishes people who understand attention from those who have only "
         "used it.",
         "Rhetorical framing, not a statement about attention; the derivation is proved by proof-backward.",
-    ),
-    Unchecked(
-        "gradient-notation", BACKWARD,
-        "dX denotes the gradient of the loss by X, a matrix of X's shape, following the notation of the FlashAttention "
-        "papers.",
-        "A convention of notation and its source, which asserts nothing to compute; the suite's backward pass uses it "
-        "and is checked by backward-finite-differences.",
     ),
     Unchecked(
         "backward-cost-rule", BACKWARD,
@@ -168,58 +123,15 @@ NOT_CHECKABLE = (
         "memory-efficient-kernel", PYTORCH,
         "Where available, PyTorch's SDPA can also dispatch to a memory-efficient kernel.",
         "That kernel is a CUDA one and these machines have no GPU; the CPU's fused kernel is checked by "
-        "sdpa-fused-kernel, which also confirms the other inputs take the math path.",
-    ),
-    Unchecked(
-        "gpt2-bert-dropout-rate", PYTORCH,
-        "GPT-2 and BERT apply attention dropout at rate 0.1.",
-        "A fact about two other models' configurations; what dropout at rate 0.1 does to the weights (a share p "
-        "zeroed, the rest scaled by 1/(1 - p), expectations kept) is checked by dropout-unbiased.",
-    ),
-    Unchecked(
-        "recent-llms-no-dropout", PYTORCH,
-        "Recent large language models mostly set attention dropout to zero.",
-        "A survey fact about other models' training configurations, with nothing to compute.",
+        "sdpa-fused-kernel, which also confirms the other inputs take the math path. Its source was not read in the December 2026 sources session; once read, it becomes a documentary check (stats/claims/statements/sources.py).",
     ),
     # ---------------------------------------------------------------- read more
-    Unchecked(
-        "read-vaswani", READ_MORE,
-        "Vaswani et al. (2017) present the variance argument for the scaling in their section 3.2.1 and its footnote.",
-        "A citation's content, not a computation; the mathematics it is cited for is proved by proof-width-variance.",
-    ),
-    Unchecked(
-        "read-phuong-hutter", READ_MORE,
-        "Phuong and Hutter (2022), Algorithm 4, state masked scaled dot-product attention precisely, in a notation like "
-        "the chapter's.",
-        "A citation's content and notation, not a computation; masked attention is checked by forward-three-equations "
-        "and sdpa-equals-forward.",
-    ),
-    Unchecked(
-        "read-dao", READ_MORE,
-        "Dao et al. (2022) derive this backward pass in their Appendix B, with the identity D_i = dO_i . O_i, and "
-        "organise it by tiles.",
-        "A citation's content, not a computation; the derivation is proved by proof-backward, the identity checked by "
-        "d-identity and the tiled pass by tiled-equals-dense.",
-    ),
-    Unchecked(
-        "read-yang", READ_MORE,
-        "Yang et al. (2022), the muP paper, argue for scaling attention by 1/d_k.",
-        "A citation's content, not a computation; what 1/d_k does is checked by mup-mean, mup-variance and "
-        "training-mup-transfer.",
-    ),
-    Unchecked(
-        "read-henry-dehghani", READ_MORE,
-        "Henry et al. (2020) introduce QK normalisation, and Dehghani et al. (2023) describe the growth of logits that "
-        "forced them to use it.",
-        "Citations' content, not computations; QK-norm's bound is checked by qknorm-bounded and the growth it "
-        "prevents, at small scale, by training-qknorm-logits.",
-    ),
     Unchecked(
         "read-milakov-gimelshein", READ_MORE,
         "Milakov and Gimelshein (2018) compute a stable softmax in a single pass with an online normaliser, the idea "
         "FlashAttention grew from.",
         "A citation's content and a historical lineage, not a computation; the online normaliser is what the suite's "
-        "tiled pass computes, checked against the dense pass by tiled-equals-dense.",
+        "tiled pass computes, checked against the dense pass by tiled-equals-dense. What was read (December 2026, sources session): the FlashAttention paper's appendix B.1 cites Milakov and Gimelshein (its reference [60]) for computing the softmax normaliser separately, and their abstract (several copies) promises a classical softmax with fewer memory accesses; whether their online normaliser gives the softmax in one pass or, as secondary accounts say, the normaliser in one pass and the outputs in a second was not read in the paper itself, so no verdict is recorded.",
     ),
 )
 

@@ -24,6 +24,7 @@ from .base import (
     requirement_met,
 )
 from .categorical import CategoricalCheck
+from .documentary import SOURCE_KINDS, DocumentaryCheck, PaperSource, RepoSource
 from .deterministic import IDENTITY_RATE, ExactCheck, IdentityCheck, identity_rows
 from .distribution import DistributionCheck
 from .interval import IntervalCheck
@@ -46,6 +47,7 @@ KINDS = {
         ShareCheck,
         ProofCheck,
         CategoricalCheck,
+        DocumentaryCheck,
     )
 }
 
@@ -62,6 +64,7 @@ __all__ = [
     "DesignContext",
     "DesignSD",
     "DistributionCheck",
+    "DocumentaryCheck",
     "EvaluationContext",
     "ExactCheck",
     "IdentityCheck",
@@ -69,9 +72,12 @@ __all__ = [
     "MeanCheck",
     "Outcome",
     "PilotSD",
+    "PaperSource",
     "PilotStats",
     "ProofCheck",
     "RatioCheck",
+    "RepoSource",
+    "SOURCE_KINDS",
     "SimulationError",
     "ShareCheck",
     "SizedCheck",
