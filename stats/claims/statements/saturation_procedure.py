@@ -42,6 +42,7 @@ from ..headings import OPENING, SATURATION
 #: The claim whose checks show under which readings each printed number is reproducible.
 SECTION = SATURATION
 GRADED = "saturation-procedure-graded"
+CLAIM_ID, ONE_HOT_ID = "saturation-procedure", "mostly-one-hot-by-keys"
 #: Monte Carlo error bound of a tau: this many MCSEs (a false decision has probability ~ 3e-5 a check).
 _BOUND = 4.0
 #: A cell whose tau sits on alpha (within its bound) at the study's size is reported, not decided:
@@ -122,17 +123,35 @@ def _side(scaling):
 def _caveat(stat, scaling, d, text, keys, law, n):
     """The recorded finding of a refuted cell: a caveat (the number holds under the Gaussian readings)."""
     if law == "gaussian":
-        sentence = ("Without scaling, the average largest weight over many queries (each with its own Gaussian keys) "
-                    "climbs from 0.34 at d_k = 4 to 0.95 at d_k = 1024; an average over a few thousand queries lands "
-                    "within about 0.01 of these.")
+        held_at = max(m for m in PROCEDURE_NS if m < n)
+        sentence = (f"With fresh Gaussian keys per query, an average over {held_at} queries prints {text} at "
+                    f"d_k = {d} within its central 95% interval, and an average over {n} queries does not: it lands at "
+                    "the expectation.")
+        support = ((f"an average over {held_at} queries prints {text} at d_k = {d} within its central 95% interval",
+                    f"{CLAIM_ID} [{_cell_label(stat, scaling, d, text, keys, law, held_at)}]"),
+                   (f"an average over {n} queries does not", "corrected"))
         held = ("with Gaussian entries the number is inside the central 95% interval of the average under fresh keys for "
                 "N up to about 16000 queries, and under one shared key set at every N")
     else:
-        sentence = (f"With Gaussian queries and keys, the {_side(scaling)} average {_KIND[stat]} at d_k = {d} is about {text} "
-                    "(with +-1 or uniform entries it is smaller at this width: the entry law matters when d_k is small).")
+        sentence = (f"With Gaussian queries and keys, the {_side(scaling)} average {_KIND[stat]} at d_k = {d} prints {text} "
+                    "within its central 95% interval; with +-1 or uniform entries an average over many queries lands "
+                    "outside it at this width: the entry law matters when d_k is small.")
+        support = ((f"the {_side(scaling)} average {_KIND[stat]} at d_k = {d} prints {text} within its central 95% interval",
+                    f"{CLAIM_ID} [{_cell_label(stat, scaling, d, text, 'fresh', 'gaussian', PROCEDURE_NS[1])}]"),
+                   ("with +-1 or uniform entries", "corrected"))
         held = ("with Gaussian entries the number is inside the central 95% interval of the average at every N tested, "
                 "under fresh and under shared keys")
-    return Erratum(_outside(), sentence, kind="caveat", as_written=f"{text}: {held}", confirmed_by=(GRADED,))
+    return Erratum(_outside(), sentence, kind="caveat", as_written=f"{text}: {held}", confirmed_by=(GRADED,), support=support)
+
+
+def _one_hot_label(threshold, n_keys):
+    """The label of the check of the share of nearly one-hot rows at ``n_keys`` keys."""
+    return f"share of rows with max weight > {threshold}, d_k=512, unscaled, T={n_keys}"
+
+
+def _cell_label(stat, scaling, d, text, keys, law, n):
+    """The label of the check of one (number, reading, N) cell."""
+    return f"{_side(scaling)} {_KIND[stat]} {text}, d_k={d}, {keys} keys, {law}, N={n}"
 
 
 def _cell_checks():
@@ -143,7 +162,7 @@ def _cell_checks():
                 if (text, d, keys, law, n) in UNDECIDED:
                     continue
                 erratum = _caveat(stat, scaling, d, text, keys, law, n) if (text, d, keys, law, n) in REFUTED else None
-                checks.append(exact(f"{_side(scaling)} {_KIND[stat]} {text}, d_k={d}, {keys} keys, {law}, N={n}",
+                checks.append(exact(_cell_label(stat, scaling, d, text, keys, law, n),
                                     _inside(text), functools.partial(_cell_value, stat, scaling, d, text, keys, law, n),
                                     uses=(), erratum=erratum, reading=reading_label(keys, law)))
     for keys in ("fresh", "shared"):
@@ -199,14 +218,23 @@ def _one_hot_checks():
             if n_keys == ONE_HOT_FAILS_AT and stat == "one_hot_99":
                 erratum = Erratum(
                     Stated.at_most("fewer than half the rows: share < 1/2", 0.5),
-                    "At d_k = 512 without scaling most rows are nearly one-hot (largest weight above 0.9, at any "
-                    "context length up to thousands of keys; above 0.99 only up to about 500 keys).",
+                    f"At d_k = 512 without scaling most rows are nearly one-hot at {ONE_HOT_HOLDS_AT} keys (largest "
+                    f"weight above 0.9, or above 0.99); at {ONE_HOT_FAILS_AT} keys most still exceed 0.9, while fewer "
+                    "than half exceed 0.99.",
                     kind="caveat",
                     as_written="most rows are nearly one-hot at the section's 32 keys (largest weight > 0.9 or > 0.99), "
                                "and with the 0.9 threshold up to 4096 keys",
                     confirmed_by=("mostly-one-hot",),
+                    support=(
+                        *((f"At d_k = 512 without scaling most rows are nearly one-hot at {ONE_HOT_HOLDS_AT} keys "
+                           "(largest weight above 0.9, or above 0.99)", f"{ONE_HOT_ID} [{_one_hot_label(t, ONE_HOT_HOLDS_AT)}]")
+                          for t in ("0.9", "0.99")),
+                        (f"at {ONE_HOT_FAILS_AT} keys most still exceed 0.9",
+                         f"{ONE_HOT_ID} [{_one_hot_label('0.9', ONE_HOT_FAILS_AT)}]"),
+                        ("fewer than half exceed 0.99", "corrected"),
+                    ),
                 )
-            checks.append(interval(f"share of rows with max weight > {thr}, d_k=512, unscaled, T={n_keys}", most,
+            checks.append(interval(_one_hot_label(thr, n_keys), most,
                                    measure=_measure(n_keys, stat), target=0.02, macro=None, erratum=erratum,
                                    reading=f"T = {n_keys} keys"))
     return tuple(checks)
@@ -219,7 +247,7 @@ def _measure(n_keys, stat):
 def claims():
     return (
         Claim(
-            "saturation-procedure",
+            CLAIM_ID,
             SATURATION,
             "Read as what the section's measurement prints -- the average over N random queries of each row's largest "
             "weight, or of the trace, at 32 keys -- every number it prints lies inside the central 95% interval of that "
@@ -240,7 +268,7 @@ def claims():
             _graded_checks(),
         ),
         Claim(
-            "mostly-one-hot-by-keys",
+            ONE_HOT_ID,
             OPENING,
             "At d_k = 512 without scaling most rows are nearly one-hot, with the number of keys T left open: the share "
             f"of rows whose largest weight exceeds 0.9 (or 0.99) is above one half at T = {ONE_HOT_HOLDS_AT} and at "

@@ -68,7 +68,9 @@ def _vaswani_claims():
         no("in the body of section 3.2.1, citing Britz et al. (2017), not in footnote 4"),
         "This is the argument in footnote 4 of Vaswani et al. (2017); the paragraph it annotates (section 3.2.1) "
         "also reports, citing Britz et al. (2017), that additive attention outperformed unscaled dot-product "
-        "attention at large d_k.")
+        "attention at large d_k.",
+        support=(("the paragraph it annotates (section 3.2.1) also reports, citing Britz et al. (2017), that additive "
+                  "attention outperformed unscaled dot-product attention at large d_k", "corrected"),))
     where = dict(
         stated=yes("footnote 4 makes the remark"), found=0.0,
         source=_vaswani("section 3.2.1 (second paragraph after equation 1), footnote 4 and reference [3]"),
@@ -110,7 +112,8 @@ _HEAD_RANGE = Stated.between("64 to 256 (64 in the original Transformer, BERT an
 _HEAD_ERRATUM = Erratum(
     _HEAD_RANGE,
     "Take the attention head from section 4.2 and make it wide, say d_k = 512 (real models' heads are narrower, "
-    "d_k = 64 to 256, and the effect below is already strong there), initialize it the standard way ...")
+    "d_k = 64 to 256), initialize it the standard way ...",
+    support=(("make it wide, say d_k = 512 (real models' heads are narrower, d_k = 64 to 256)", "corrected"),))
 
 
 def _head_width_checks():
