@@ -48,7 +48,8 @@ def qk_sim(scaling, lr, *, steps=QK_STEPS):
 T5_SENTENCE = (
     "At initialization the two choices are identical. During training they are the same run with a different "
     "learning rate for W_Q, so at one shared learning rate they can behave very differently: at the divided head's "
-    "best SGD rate most folded runs do not learn, though at a rate of its own the folded head learns too.")
+    "best rate most folded runs do not learn, under SGD and under Adam, though at a rate of its own the folded head "
+    "learns in most runs.")
 
 
 def t5_rate(scaling, optimizer):
@@ -120,9 +121,8 @@ def claims():
         own, own_text = t5_rate("t5", opt)
         divided = TrainingSim(T5_WIDTH, "sqrt", opt, shared, T5_STEPS)
         slight = Stated.at_least("differ slightly: the folded head learns too, > 1/2", 0.5)
-        kw = {}
-        if opt == "sgd":
-            kw = dict(target=0.6, erratum=Erratum(Stated.at_most("does not: < 1/2", 0.5), T5_SENTENCE))
+        # Refuted under both optimisers at the shared rate (the divided head's best: SGD 10, Adam 0.03 over 60 steps).
+        kw = dict(target=0.6, erratum=Erratum(Stated.at_most("does not: < 1/2", 0.5), T5_SENTENCE))
         name = opt.capitalize()
         differ_checks += [
             share(f"{opt.upper() if opt == 'sgd' else name}, d_k={T5_WIDTH}: divided learns at its best lr={shared_text}",
