@@ -174,7 +174,8 @@ def claims():
             "protocol: both at the divided head's best rate (the head the text recommends; d_k = d_model = 64, 60 "
             "steps, the T5 pilot's rate), where a refutation is an erratum.  Shown beside it, the own-best-rate "
             "protocol: the folded head at its own best rate.  Learned: the held-out probe (128 queries) at 90% or more "
-            "at the last two checkpoints and every probe between.",
+            "at the last two checkpoints and every probe between (the earlier criterion, one training episode at 90% "
+            "once, counted nearly every folded run at the shared Adam rate as learned: docs/results.md, 2026-12-05).",
             "P(folded head learns) > 1/2 where the divided head does (shared rate); and at its own best rate",
             differ_checks,
         ),
