@@ -102,7 +102,7 @@ def _q_square_sd(d_k, d_model, n_keys=32):
 #: The sentences the text could print instead (each word tied to a passing check: docs/results.md).
 CANNOT_LEARN_SENTENCE = (
     "Without the division a fresh head starts saturated, yet at a learning rate suited to it, it learns in most runs; "
-    "at the learning rate that trains the scaled head fastest, it learns in at most one run in ten.")
+    "at the scaled head's best learning rate, it learns in at most one run in ten.")
 FROZEN_SENTENCE = (
     "Without the division the attention pattern is not frozen: at a learning rate suited to it, the head leaves the "
     "keys it chose at initialization, only more slowly than a scaled head does.")
