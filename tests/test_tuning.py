@@ -12,8 +12,12 @@ from stats.settings import training as settings
 from stats.settings.training import RatePilot
 
 #: A pilot small enough for the fast tests: two cells of narrow heads, two rates each, a few steps.
+#: It ranks rates by the final probe loss: in 8 steps no such head reaches 90% accuracy by either
+#: criterion, and a pilot whose every rate is censored would not show its seed or its workers in
+#: its numbers.
 TINY = RatePilot(name="tiny", seed=11, cells=(((8, 8), "sqrt", "adam"), ((8, 8), "none", "sgd")),
-                 grids=(("adam", (1e-2, 1e-1)), ("sgd", (0.3, 3.0))), runs=4, steps=8, n_keys=8)
+                 grids=(("adam", (1e-2, 1e-1)), ("sgd", (0.3, 3.0))), runs=4, steps=8, n_keys=8,
+                 statistic="loss_8")
 
 
 @pytest.fixture
@@ -34,7 +38,7 @@ def test_a_pilot_is_the_same_for_any_number_of_workers():
         assert lrs == sorted(lrs) and grid[0] in lrs and lrs[lrs.index(grid[0]):][:len(grid)] == grid
         assert lrs == grid or not one.interior(cell) or one.extended(cell)  # extended only at an edge
         assert all(p["n"] == TINY.runs for p in pts)
-        assert all(1 <= v <= TINY.steps + 1 for p in pts for v in p["rows"])  # steps to accuracy, censored at steps + 1
+        assert all(0 < v < math.inf for p in pts for v in p["rows"])  # final probe losses, finite
 
 
 def test_a_pilot_draws_on_its_own_seed():
