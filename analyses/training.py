@@ -78,13 +78,20 @@ FIGURES = {
 def cells(*, quick):
     """Every (shape, scaling, optimiser, learning rate) the study trains."""
     shapes = QUICK_SHAPES if quick else SHAPES
+    best = training_best_lr()
+
+    def rates(d_k, d_model, sc, opt, grid):
+        # The grid, and the claims' best rate where the pilot extended the grid to find it (SGD's 10).
+        chosen = best.get(((d_k, d_model), sc, opt))
+        return tuple(sorted(set(grid) | ({chosen} if chosen is not None else set())))
+
     return [
         TrainingSim(d_k, sc, opt, lr, STEPS, d_model)
         for d_k, d_model in shapes
         for opt, grid in GRIDS.items()
         for sc in SCALINGS[opt]
         if not (sc == "mup" and d_k != d_model)
-        for lr in (grid if sc in CURVE_SCALINGS else (ALIGNMENT_LR,))
+        for lr in (rates(d_k, d_model, sc, opt, grid) if sc in CURVE_SCALINGS else (ALIGNMENT_LR,))
     ]
 
 

@@ -35,21 +35,51 @@ from .settings import fixes as _fixes
 from .settings import training as _training
 from .settings.training import RatePilot
 
-__all__ = ["BaseRate", "RatePilotResult", "best_rates", "cache_dir", "mup_base_rates", "pilot_result", "run_rate_pilot",
+__all__ = ["BaseRate", "RatePilotResult", "best_rates", "cache_dir", "half_decade", "mup_base_rates", "pilot_result",
+           "run_rate_pilot", "t5_best_lr",
            "training_best_lr"]
 
 _PACKAGE = Path(__file__).resolve().parent
 #: Bumped when the cache file's layout changes.
-_CACHE_FORMAT = 1
+_CACHE_FORMAT = 2
+
+
+def half_decade(lr, direction):
+    """The rate half a decade above (``direction`` +1) or below (-1) ``lr`` on the 1-3-10 series
+    of the grids: 3 -> 10 -> 30 up, 0.03 -> 0.01 -> 0.003 down (a factor of 3 or 10/3)."""
+    if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not (np.isfinite(lr) and lr > 0):
+        raise ValueError(f"lr must be a positive finite number; got {lr!r}")
+    if direction not in (1, -1):
+        raise ValueError(f"direction must be +1 (up) or -1 (down); got {direction!r}")
+    mantissa = lr / 10.0 ** np.floor(np.log10(lr))
+    low = mantissa < 2  # on the 1s of the series, else on the 3s
+    factor = (3.0 if low else 10.0 / 3.0) if direction == 1 else (0.3 if low else 1.0 / 3.0)
+    return float(f"{lr * factor:.6g}")
 
 
 class RatePilotResult:
-    """A pilot's outcome: per cell, every grid rate's restricted mean (and its standard error)
-    and the rate the pilot's rule chose."""
+    """A pilot's outcome: per cell, every rate's restricted mean (and its standard error), the
+    grid as extended at its edges, and the rate the pilot's rule chose."""
 
     def __init__(self, pilot, points):
-        #: ``{cell: [{"lr", "mean", "se", "n", "rows"}, ...]}`` in grid order.
+        #: ``{cell: [{"lr", "mean", "se", "n", "rows"}, ...]}`` in increasing rate (the grid and its extensions).
         self.pilot, self.points = pilot, points
+
+    def extended(self, cell):
+        """The rates the pilot added to ``cell``'s grid at its edges (none when the best was interior)."""
+        grid = set(self.pilot.grid(cell[2]))
+        return [p["lr"] for p in self.points[cell] if p["lr"] not in grid]
+
+    def interior(self, cell):
+        """Whether ``cell``'s best rate has a rate on each side (else it is a bound: the extension's cap was reached)."""
+        lrs = [p["lr"] for p in self.points[cell]]
+        return 0 < lrs.index(self.best[cell]) < len(lrs) - 1
+
+    def edge(self, cell):
+        """+1 when the best rate is the largest tried, -1 when the smallest, 0 when interior."""
+        lrs = [p["lr"] for p in self.points[cell]]
+        i = lrs.index(self.best[cell])
+        return 1 if i == len(lrs) - 1 else -1 if i == 0 else 0
 
     @property
     def best(self):
@@ -76,7 +106,9 @@ class RatePilotResult:
         points = {}
         for cell in pilot.cells:
             pts = data[_cell_text(cell)]
-            if [p["lr"] for p in pts] != list(pilot.grid(cell[2])):
+            lrs, grid = [p["lr"] for p in pts], list(pilot.grid(cell[2]))
+            start = lrs.index(grid[0]) if grid[0] in lrs else -1
+            if start < 0 or lrs[start:start + len(grid)] != grid or len(lrs) > len(grid) + pilot.max_extensions:
                 raise ValueError("a cached pilot does not match its grid")
             points[cell] = [dict(p, rows=[float(v) for v in p["rows"]]) for p in pts]
         return cls(pilot, points)
@@ -99,10 +131,26 @@ def _sim(pilot, cell, lr):
     return TrainingSim(d_k, scaling, optimizer, lr, pilot.steps, d_model, pilot.n_keys)
 
 
+def _draw(pilot, cell_rates, *, workers, progress, desc):
+    """One engine call: each cell's runs at one rate, on the cell's stream.  ``{cell: point}``."""
+    jobs = [Job(_sim(pilot, cell, lr), pilot.runs, frozenset({pilot.statistic}), stream=_cell_stream(pilot, cell))
+            for cell, lr in cell_rates]
+    res = run_simulations(jobs, seed=pilot.seed, formulas=FORMULAS, workers=workers, progress=progress, desc=desc)
+    out = {}
+    for (cell, _), job in zip(cell_rates, jobs):
+        rows = res[job.key].rows(pilot.statistic)
+        out[cell] = dict(lr=float(job.sim.lr), mean=float(np.mean(rows)), se=float(np.std(rows, ddof=1) / np.sqrt(rows.size)),
+                         n=int(rows.size), rows=[float(v) for v in rows])
+    return out
+
+
 def run_rate_pilot(pilot, *, workers=1, progress=False):
     """Run ``pilot`` (a :class:`~stats.settings.training.RatePilot`): its ``runs`` seeds a cell at
-    every rate of the cell's grid.  Returns a :class:`RatePilotResult`; the numbers do not
-    depend on ``workers``."""
+    every rate of the cell's grid; then, while a cell's best rate is at an edge of what it
+    tried, one rate half a decade beyond that edge (:func:`half_decade`), at most
+    ``pilot.max_extensions`` times (past the cap the best is a bound: :meth:`RatePilotResult.interior`).
+    Every rate draws on the cell's one stream of the pilot's seed.  Returns a
+    :class:`RatePilotResult`; the numbers do not depend on ``workers``."""
     if not isinstance(pilot, RatePilot):
         raise TypeError(f"pilot must be a RatePilot; got {type(pilot).__name__}")
     points = {cell: [] for cell in pilot.cells}
@@ -111,15 +159,22 @@ def run_rate_pilot(pilot, *, workers=1, progress=False):
     # of a cell draws on the cell's one stream.
     for i in range(depth):
         cells = [cell for cell in pilot.cells if i < len(pilot.grid(cell[2]))]
-        jobs = [Job(_sim(pilot, cell, pilot.grid(cell[2])[i]), pilot.runs, frozenset({pilot.statistic}),
-                    stream=_cell_stream(pilot, cell)) for cell in cells]
-        res = run_simulations(jobs, seed=pilot.seed, formulas=FORMULAS, workers=workers, progress=progress,
-                              desc=f"pilot {pilot.name} ({i + 1}/{depth})")
-        for cell, job in zip(cells, jobs):
-            rows = res[job.key].rows(pilot.statistic)
-            points[cell].append(dict(lr=float(job.sim.lr), mean=float(np.mean(rows)),
-                                     se=float(np.std(rows, ddof=1) / np.sqrt(rows.size)), n=int(rows.size),
-                                     rows=[float(v) for v in rows]))
+        drawn = _draw(pilot, [(cell, pilot.grid(cell[2])[i]) for cell in cells], workers=workers, progress=progress,
+                      desc=f"pilot {pilot.name} ({i + 1}/{depth})")
+        for cell in cells:
+            points[cell].append(drawn[cell])
+    for k in range(pilot.max_extensions):
+        result = RatePilotResult(pilot, points)
+        edges = [(cell, result.edge(cell)) for cell in pilot.cells if result.edge(cell)]
+        if not edges:
+            break
+        lrs = [(cell, half_decade(points[cell][-1 if e == 1 else 0]["lr"], e)) for cell, e in edges]
+        drawn = _draw(pilot, lrs, workers=workers, progress=progress, desc=f"pilot {pilot.name} (extension {k + 1})")
+        for (cell, e), (_, lr) in zip(edges, lrs):
+            if e == 1:
+                points[cell].append(drawn[cell])
+            else:
+                points[cell].insert(0, drawn[cell])
     return RatePilotResult(pilot, points)
 
 
@@ -212,6 +267,12 @@ def training_best_lr():
     return best_rates(_training.RATE_PILOT)
 
 
+def t5_best_lr():
+    """The T5 claims' best grid rate per (shape, scaling, optimiser): the folded head's own and
+    the divided head's, over their runs' steps (:data:`~stats.settings.fixes.T5_RATE_PILOT`)."""
+    return best_rates(_fixes.T5_RATE_PILOT)
+
+
 class BaseRate(NamedTuple):
     """A parameterisation's base-width rate, chosen by :func:`mup_base_rates`: the rate, the
     bracket of it and its two grid neighbours that the transfer claims train, the runner-up
@@ -259,12 +320,18 @@ def mup_base_rates():
 
 
 def _table(result):
-    """Lines of text: each cell's restricted mean steps (and standard error) at every grid rate, the
-    rate the pilot chooses (*), and the paired difference from the runner-up."""
+    """Lines of text: each cell's grid (and whether it was extended), the rate the pilot chooses
+    (and whether it is interior), the restricted mean steps (and standard error) at every rate,
+    and the paired difference from the runner-up."""
     lines = []
     for cell, pts in result.points.items():
         best = result.best[cell]
-        lines.append(_cell_text(cell) + f": {best:g}")
+        ext = result.extended(cell)
+        where = "interior" if result.interior(cell) else (
+            f"AT THE EDGE after {len(ext)} extensions: a bound, best {'>=' if result.edge(cell) == 1 else '<='} {best:g}")
+        grid = ", ".join(f"{p['lr']:g}" for p in pts)
+        lines.append(_cell_text(cell) + f": best {best:g} ({where}); grid {grid}"
+                     + (f"; extended by {', '.join(f'{v:g}' for v in ext)}" if ext else "; not extended"))
         for p in pts:
             lines.append(f"  lr={p['lr']:<8g} {p['mean']:8.2f} +- {p['se']:.2f}  (n={p['n']}) {'*' if p['lr'] == best else ''}")
         others = sorted((p for p in pts if p["lr"] != best), key=lambda p: p["mean"])
@@ -283,11 +350,12 @@ def main(argv=None):
 
     parser = argparse.ArgumentParser(prog="python -m stats.tuning", description=main.__doc__)
     parser.parse_args(argv)
-    result = pilot_result(_training.RATE_PILOT)
-    pilot = _training.RATE_PILOT
-    print(f"pilot {pilot.name}: seed {pilot.seed}, {pilot.runs} runs a rate, {pilot.steps} steps, {pilot.rule}; "
-          f"restricted mean steps to accuracy (censored at {pilot.steps + 1}); cache {cache_dir()}")
-    print("\n".join(_table(result)))
+    for pilot in (_training.RATE_PILOT, _fixes.T5_RATE_PILOT):
+        result = pilot_result(pilot)
+        print(f"pilot {pilot.name}: seed {pilot.seed}, {pilot.runs} runs a rate, {pilot.steps} steps, {pilot.rule}, "
+              f"edges extended half a decade at a time (at most {pilot.max_extensions}); restricted mean steps to "
+              f"sustained accuracy (censored at {pilot.steps + 1}); cache {cache_dir()}")
+        print("\n".join(_table(result)))
     return 0
 
 

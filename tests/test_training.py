@@ -68,6 +68,49 @@ def test_the_scaled_head_learns_and_the_unscaled_one_fails_at_the_scaled_rate():
     assert np.all(scaled["max_weight_8"] > scaled["max_weight_0"])
 
 
+def test_learned_means_the_held_out_probe_stays_at_the_target(monkeypatch):
+    """Scripted probe accuracies (per probed step, one per run): ``learned`` needs the probe at 90% at
+    the last two checkpoints (steps 35 and 40 of 40) and at every probe between; its step is where
+    the last stretch at 90% began; a run that reached 90% once and fell back is counted from its return."""
+    import stats.training.trainer as trainer
+
+    steps = 40
+    marks = checkpoint_steps(steps)
+    script = {  # run -> accuracy as a function of the step
+        0: lambda t: 0.95 if t >= 6 else 0.5,  # learns at step 6 and stays
+        1: lambda t: 0.95 if 6 <= t < 21 or t >= 30 else 0.5,  # falls back at 21, back from 30
+        2: lambda t: 0.95 if t < 40 else 0.5,  # drops at the very end
+        3: lambda t: 0.95 if t >= 36 else 0.5,  # only after the second-last checkpoint
+        4: lambda t: 0.89,  # just below, always
+    }
+    now = [0]  # the step being taken (0 while the trainer is built)
+    real_step = trainer.Trainer.step
+
+    def step(self, t):
+        now[0] = t
+        return real_step(self, t)
+
+    monkeypatch.setattr(trainer.Trainer, "step", step)
+    monkeypatch.setattr(trainer, "probe_accuracy", lambda heads, episodes: np.array([script[r](now[0]) for r in range(5)]))
+    out = train_heads(rngs(5), d_k=4, d_model=4, scaling="sqrt", optimizer="sgd", lr=0.1, steps=steps)
+    assert marks[-2:] == (35, 40)
+    assert out["learned"].tolist() == [1, 1, 0, 0, 0]
+    every = trainer.PROBE_EVERY
+    first_probe_from = lambda s: next(t for t in range(s, steps + 1) if t % every == 0 or t in marks)  # noqa: E731
+    assert out["steps_to_accuracy"].tolist() == [first_probe_from(6), first_probe_from(30), steps + 1, steps + 1, steps + 1]
+    assert out["learned_by_4"].tolist() == [1, 0, 0, 0, 0]  # checkpoint 4 is step 20: run 1 left 90% after it
+    assert out["learned_by_8"].tolist() == [1, 1, 0, 0, 0]
+    assert out["probe_accuracy_final"].tolist() == [0.95, 0.95, 0.5, 0.95, 0.89]
+
+
+def test_the_lenient_criterion_is_kept_and_the_sustained_one_implies_a_probe_at_the_target():
+    r = train_heads(rngs(8), d_k=16, d_model=16, scaling="sqrt", optimizer="adam", lr=3e-2, steps=60)
+    assert np.all(r["probe_accuracy_final"][r["learned"] == 1] >= 0.9)
+    assert np.all(r["steps_to_accuracy"][r["learned"] == 0] == 61)
+    assert set(np.unique(r["learned_episode"])) <= {0.0, 1.0}
+    assert np.all((r["learned_episode"] == 1) == (r["steps_to_episode_accuracy"] <= 60))
+
+
 def test_a_diverging_run_is_counted_with_its_step_and_leaves_no_nan():
     r = train_heads(rngs(3), d_k=8, d_model=8, scaling="none", optimizer="sgd", lr=1e12, steps=10)
     assert r["diverged"].tolist() == [1.0, 1.0, 1.0]

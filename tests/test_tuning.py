@@ -3,6 +3,7 @@ the same for any number of workers, cached by their definition, and read by the 
 training study."""
 
 import json
+import math
 
 import pytest
 
@@ -11,8 +12,12 @@ from stats.settings import training as settings
 from stats.settings.training import RatePilot
 
 #: A pilot small enough for the fast tests: two cells of narrow heads, two rates each, a few steps.
+#: It ranks rates by the final probe loss: in 8 steps no such head reaches 90% accuracy by either
+#: criterion, and a pilot whose every rate is censored would not show its seed or its workers in
+#: its numbers.
 TINY = RatePilot(name="tiny", seed=11, cells=(((8, 8), "sqrt", "adam"), ((8, 8), "none", "sgd")),
-                 grids=(("adam", (1e-2, 1e-1)), ("sgd", (0.3, 3.0))), runs=4, steps=8, n_keys=8)
+                 grids=(("adam", (1e-2, 1e-1)), ("sgd", (0.3, 3.0))), runs=4, steps=8, n_keys=8,
+                 statistic="loss_8")
 
 
 @pytest.fixture
@@ -29,8 +34,11 @@ def test_a_pilot_is_the_same_for_any_number_of_workers():
     assert one.to_json() == two.to_json()
     assert set(one.best) == set(TINY.cells)
     for cell, pts in one.points.items():
-        assert [p["lr"] for p in pts] == list(TINY.grid(cell[2])) and all(p["n"] == TINY.runs for p in pts)
-        assert all(1 <= v <= TINY.steps + 1 for p in pts for v in p["rows"])  # steps to accuracy, censored at steps + 1
+        lrs, grid = [p["lr"] for p in pts], list(TINY.grid(cell[2]))
+        assert lrs == sorted(lrs) and grid[0] in lrs and lrs[lrs.index(grid[0]):][:len(grid)] == grid
+        assert lrs == grid or not one.interior(cell) or one.extended(cell)  # extended only at an edge
+        assert all(p["n"] == TINY.runs for p in pts)
+        assert all(0 < v < math.inf for p in pts for v in p["rows"])  # final probe losses, finite
 
 
 def test_a_pilot_draws_on_its_own_seed():
@@ -89,8 +97,73 @@ def test_the_claims_and_the_study_read_the_rates_the_pilot_chooses():
 
     rates = tuning.training_best_lr()
     assert statements.BEST_LR == rates and set(rates) == set(settings.RATE_PILOT.cells) == set(settings.BEST_LR_CELLS)
-    for cell, lr in rates.items():
-        assert lr in settings.GRIDS[cell[2]]
+    result = tuning.pilot_result(settings.RATE_PILOT)
+    for cell, lr in rates.items():  # a rate the pilot tried: its grid's, or one of its extensions
+        assert lr in [p["lr"] for p in result.points[cell]]
+        assert lr in settings.GRIDS[cell[2]] or lr in result.extended(cell)
     wide = [s for s in study.cells(quick=False) if s.d_model == 256 and s.scaling in settings.CURVE_SCALINGS]
     assert {s.lr for s in wide if study.runs(s, quick=False) == settings.STUDY_WIDE_RUNS} >= {
         lr for ((d_k, d_model), sc, opt), lr in rates.items() if (d_k, d_model) == (256, 256)}
+
+
+def _scripted(steps_at):
+    """A stand-in for the pilot's engine call: every run of a cell at rate lr takes ``steps_at(lr)`` steps."""
+    def draw(pilot, cell_rates, **kwargs):
+        return {cell: dict(lr=lr, mean=steps_at(lr), se=0.0, n=pilot.runs, rows=[steps_at(lr)] * pilot.runs)
+                for cell, lr in cell_rates}
+    return draw
+
+
+def test_a_best_rate_at_the_grid_top_is_extended_until_interior(monkeypatch):
+    # Fastest at 10: the grid (0.3, 3) puts the best at its top; one extension (10) is still the
+    # top; the second (30) brings 10 inside.
+    monkeypatch.setattr(tuning, "_draw", _scripted(lambda lr: 5.0 + abs(math.log10(lr) - 1.0)))
+    result = tuning.run_rate_pilot(TINY)
+    cell = TINY.cells[1]  # the SGD cell, grid (0.3, 3.0)
+    assert [p["lr"] for p in result.points[cell]] == [0.3, 3.0, 10.0, 30.0]
+    assert result.best[cell] == 10.0 and result.interior(cell) and result.extended(cell) == [10.0, 30.0]
+
+
+def test_an_extension_is_capped_and_its_best_reported_as_a_bound(monkeypatch):
+    monkeypatch.setattr(tuning, "_draw", _scripted(lambda lr: 100.0 / (1.0 + lr)))  # ever faster: no optimum
+    result = tuning.run_rate_pilot(TINY)
+    cell = TINY.cells[1]
+    assert result.extended(cell) == [10.0, 30.0, 100.0] and len(result.extended(cell)) == TINY.max_extensions
+    assert result.best[cell] == 100.0 and not result.interior(cell) and result.edge(cell) == 1
+    # and at the bottom: ever slower, so the smallest rate wins and the grid grows downwards
+    monkeypatch.setattr(tuning, "_draw", _scripted(lambda lr: 1.0 + lr))
+    low = tuning.run_rate_pilot(TINY)
+    assert low.extended(TINY.cells[0]) == [3e-4, 1e-3, 3e-3]
+    assert low.edge(TINY.cells[0]) == -1 and not low.interior(TINY.cells[0])
+
+
+def test_an_interior_best_is_not_extended(monkeypatch):
+    monkeypatch.setattr(tuning, "_draw", _scripted(lambda lr: 9.0))  # a tie everywhere: the smaller rate
+    tied = tuning.run_rate_pilot(TINY)
+    assert all(tied.edge(c) == -1 for c in TINY.cells)  # a tie goes to the bottom edge, which is extended
+    wide = RatePilot(**{**TINY.__dict__, "grids": (("adam", (1e-3, 1e-2, 1e-1)), ("sgd", (0.3, 1.0, 3.0)))})
+    monkeypatch.setattr(tuning, "_draw", _scripted(lambda lr: 5.0 + abs(math.log10(lr) + 2.0) if lr < 0.2
+                                                   else 5.0 + abs(math.log10(lr))))
+    result = tuning.run_rate_pilot(wide)
+    assert all(result.interior(c) and result.extended(c) == [] for c in wide.cells)
+
+
+@pytest.mark.parametrize("lr, direction, match", [(0.0, 1, "lr"), (float("nan"), 1, "lr"), ("3", 1, "lr"),
+                                                  (3.0, 2, "direction"), (3.0, 0, "direction")])
+def test_half_decade_names_the_bad_argument(lr, direction, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        tuning.half_decade(lr, direction)
+
+
+def test_half_decade_walks_the_grids_series():
+    assert [tuning.half_decade(v, 1) for v in (3.0, 10.0, 0.1, 0.03)] == [10.0, 30.0, 0.3, 0.1]
+    assert [tuning.half_decade(v, -1) for v in (0.03, 0.01, 1e-3, 3.0)] == [0.01, 3e-3, 3e-4, 1.0]
+
+
+def test_the_t5_claims_read_the_t5_pilot():
+    from stats.claims.statements import training_fixes
+    from stats.settings import fixes
+
+    for opt in fixes.T5_OPTIMIZERS:
+        for sc in ("t5", "sqrt"):
+            assert training_fixes.t5_rate(sc, opt)[0] == tuning.t5_best_lr()[(fixes.T5_WIDTH, fixes.T5_WIDTH), sc, opt]

@@ -8,6 +8,8 @@ runs on other seeds (4 runs a point) and the training study's curves.
 
 from __future__ import annotations
 
+from .training import GRIDS, N_KEYS, RatePilot
+
 # ---------------------------------------------------------------- muP
 
 #: Adam steps of a muP sweep.
@@ -65,7 +67,13 @@ FOLD_STEPS, FOLD_WIDTHS = 30, (16, 64)
 FOLD_LRS = {"sgd": 0.3, "adam": 1e-2, "adafactor": 1e-1}
 #: Folded against divided at the same rate: steps, width, and (optimiser, rate) the claims train.
 T5_STEPS, T5_WIDTH = 60, 64
-T5_CLAIM_RATES = (("sgd", 3.0), ("adam", 1e-2))
+T5_OPTIMIZERS = ("sgd", "adam")
+#: The T5 claims' best rates: the folded head's own and the divided head's (the shared rate of
+#: the comparison), per optimiser, over the claims' 60 steps: 8 seeds a cell on the training
+#: pilot's seed (stats.tuning; grids extended at an edge like the training pilot's).
+T5_RATE_CELLS = tuple(((T5_WIDTH, T5_WIDTH), sc, opt) for opt in T5_OPTIMIZERS for sc in ("t5", "sqrt"))
+T5_RATE_PILOT = RatePilot(name="t5-best-lr", seed=4_3_2027, cells=T5_RATE_CELLS, grids=tuple(GRIDS.items()), runs=8,
+                          steps=T5_STEPS, n_keys=N_KEYS)
 #: The study's same-rate runs: the divided head's good rate per optimiser (its best grid rate in
 #: the training study at d_k = 64), widths, and the widths of the folding identity's drift.
 T5_STUDY_RATES = {"sgd": 3.0, "adam": 1e-2, "adafactor": 1e-1}

@@ -74,8 +74,10 @@ class RatePilot:
     every rate of its optimiser's grid on the same draws (common random numbers), for
     ``steps`` steps with ``n_keys`` keys, on streams of the root ``seed`` (its own, not the
     build's).  A cell's best rate is the grid rate with the smallest restricted mean of
-    ``statistic`` (steps to 90% accuracy, censored at ``steps + 1``); a tie goes to the
-    smaller rate.  :func:`stats.tuning.run_rate_pilot` runs it, :func:`stats.tuning.best_rates`
+    ``statistic`` (steps to sustained 90% accuracy on the held-out probe, censored at
+    ``steps + 1``); a tie goes to the smaller rate.  A best rate at an edge of the grid is never
+    used as a best: the grid is extended there, half a decade at a time, up to
+    ``max_extensions`` times (:func:`stats.tuning.run_rate_pilot`).  :func:`stats.tuning.run_rate_pilot` runs it, :func:`stats.tuning.best_rates`
     caches what it chose."""
 
     name: str
@@ -87,6 +89,9 @@ class RatePilot:
     n_keys: int
     statistic: str = "steps_to_accuracy"
     rule: str = "smallest restricted mean; ties to the smaller rate"
+    #: How many times a cell whose best rate sits at an edge of what it tried is extended half a
+    #: decade beyond that edge; past it the best is reported as a bound.
+    max_extensions: int = 3
 
     def grid(self, optimizer):
         return dict(self.grids)[optimizer]

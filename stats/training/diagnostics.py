@@ -18,15 +18,23 @@ __all__ = [
     "GRADIENT_STEP",
     "GRADIENT_TOLERANCE",
     "ONE_HOT",
+    "PROBE_EPISODES",
+    "PROBE_EVERY",
     "PROBE_STATISTICS",
     "checkpoint_steps",
     "directional_check",
     "entry_products",
     "probe",
+    "probe_accuracy",
 ]
 
 #: What the probe episode records at each checkpoint.
 PROBE_STATISTICS = ("loss", "accuracy", "frozen", "max_weight", "cosine", "target_logit")
+#: The held-out probe that decides whether a run *learned*: this many fixed episodes (the
+#: statistics' probe and 3 more, 4 x 32 = 128 queries at T = 32, so 90% is 116 right answers,
+#: not a coin of 29 of 32), measured every :data:`PROBE_EVERY` steps and at every checkpoint.
+PROBE_EPISODES = 4
+PROBE_EVERY = 3
 #: Checkpoints: after round(k * steps / 8) steps, k = 0..8.
 CHECKPOINTS = 9
 #: A row is nearly one-hot when its largest weight is at least this.
@@ -65,6 +73,16 @@ def probe(heads, X, Xq, perm, formulas, initial_choice=None):
         q_square=np.mean(Q * Q, axis=(1, 2)),
         k_square=np.mean(K * K, axis=(1, 2)),
     )
+
+
+def probe_accuracy(heads, episodes):
+    """Per run: the share of the queries of ``episodes`` (a list of ``(X, Xq, perm)``) whose
+    largest logit falls on their target key (a forward pass of the scores only)."""
+    right = 0.0
+    for X, Xq, perm in episodes:
+        S = heads.scores(Xq, X)[0]
+        right = right + np.mean(np.argmax(S, axis=2) == perm, axis=1)
+    return right / len(episodes)
 
 
 def entry_products(Q, K):

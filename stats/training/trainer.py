@@ -17,7 +17,8 @@ import numpy as np
 
 from .._validation import MAX_D_K, check_d_k, check_integer
 from .arrays import positive_lr
-from .diagnostics import CHECKPOINTS, ONE_HOT, PROBE_STATISTICS, checkpoint_steps, directional_check, entry_products, probe
+from .diagnostics import (CHECKPOINTS, ONE_HOT, PROBE_EPISODES, PROBE_EVERY, PROBE_STATISTICS, checkpoint_steps,
+                          directional_check, entry_products, probe, probe_accuracy)
 from .model import OWN_FORMULAS, Heads
 from .optimizers import ADAM_EPS, MAX_STEPS, OPTIMIZERS, optimizer_named
 from .scalings import scaling_named
@@ -26,7 +27,9 @@ from .task import QUERY_NOISE, check_generators, check_noise, retrieval_episodes
 __all__ = [
     "ACCURACY_TARGET",
     "DIVERGENCE_BOUND",
+    "EARLY_CHECKPOINT",
     "FROZEN_SHARE",
+    "HELD_SHARE",
     "LARGE_LOGIT",
     "LOGIT_TOLERANCE",
     "OUTCOMES",
@@ -39,6 +42,12 @@ __all__ = [
 DIVERGENCE_BOUND = 1e8
 ACCURACY_TARGET = 0.9
 FROZEN_SHARE = 0.9
+#: The early checkpoint at which a pattern's movement is measured (2 of 8: a quarter of the
+#: budget, step 38 of 150), before a slow head has learned; and the share of the probe's
+#: queries on their step-0 key above which a run counts as still *holding* its pattern there
+#: (a query that has moved lands on its step-0 key by chance 1 time in T = 32).
+EARLY_CHECKPOINT = 2
+HELD_SHARE = 0.1
 #: A run is *unstable* from the first step whose training-episode loss exceeds this and its own
 #: step-0 probe loss by :data:`UNSTABLE_RISE` (or is not finite), or whose parameters diverge:
 #: uniform attention loses about 1/2, a confident wrong choice about 1 (the values have
@@ -53,10 +62,10 @@ LOGIT_TOLERANCE = 1e-12
 
 #: The per-run outcomes :func:`train_heads` returns (``TrainingSim.statistics``).
 OUTCOMES = (
-    ("learned", "steps_to_accuracy", "diverged", "divergence_step", "q_square_init", "k_square_init", "qk_product_init",
+    ("learned", "steps_to_accuracy", "learned_episode", "steps_to_episode_accuracy", "probe_accuracy_final", "diverged", "divergence_step", "q_square_init", "k_square_init", "qk_product_init",
      "q_cross_init", "max_logit_final",
      "q_square_final", "k_square_final", "gradient_error", "adam_first_step", "adafactor_step")
-    + ("pattern_frozen", "aligned", "sharpened")
+    + ("pattern_frozen", "pattern_frozen_early", "pattern_held_early", "aligned", "sharpened")
     + tuple(f"learned_by_{k}" for k in range(CHECKPOINTS))
     + tuple(f"{name}_{k}" for name in PROBE_STATISTICS for k in range(CHECKPOINTS))
     + ("unstable", "unstable_step", "onehot_before_unstable", "onehot_at_unstable", "onehot_before_majority", "onehot_final",
@@ -124,6 +133,8 @@ class Trainer:
         # A factor of exactly 1 leaves the learning rate's array as it was (the same bits).
         self.rates = {k: lr if f == 1.0 else lr * f for k, f in lr_factors.items()}
         self.probe = episode = retrieval_episodes(rngs, n_keys, d_model, noise)
+        # The held-out probe of learning: the statistics' episode and PROBE_EPISODES - 1 more.
+        self.held_out = [episode] + [retrieval_episodes(rngs, n_keys, d_model, noise) for _ in range(PROBE_EPISODES - 1)]
         self.initial, start = probe(heads, *episode, formulas)
         self.start_scores = start["scores"]
         qk_product, q_cross = entry_products(*heads.projections(episode[1], episode[0]))
@@ -145,6 +156,9 @@ class Trainer:
         self.states = {name: {} for name in heads.params}
         self.spare = {}
         self.first = np.full(n, steps + 1, dtype=np.int64)
+        # The first probed step of the current stretch of probes at >= ACCURACY_TARGET (steps + 1: none).
+        self.above_from = np.full(n, steps + 1, dtype=np.int64)
+        self.probe_acc = probe_accuracy(heads, self.held_out)
         self.diverged_at = np.full(n, steps + 1, dtype=np.int64)
         self.unstable_at = np.full(n, steps + 1, dtype=np.int64)
         self.live = np.ones(n, dtype=bool)
@@ -161,6 +175,15 @@ class Trainer:
             change = self.heads.scores(self.probe[1], self.probe[0])[0] - self.start_scores
             self.out["first_step_logit_change"] = np.sqrt(np.mean(change * change, axis=(1, 2)))
         self._checkpoint(t)
+        if t % PROBE_EVERY == 0 or t in self.marks or t == self.steps:
+            self._probe_learning(t)
+
+    def _probe_learning(self, t):
+        """The held-out probe's accuracy at step ``t``: where a stretch at the target starts and where one breaks."""
+        acc = self.probe_acc = probe_accuracy(self.heads, self.held_out)
+        above = acc >= ACCURACY_TARGET
+        self.above_from[above & (self.above_from > self.steps)] = t
+        self.above_from[~above] = self.steps + 1
 
     def _record_episode(self, t, loss, right, seen):
         """The training episode's accuracy, instability and logits; its share of nearly one-hot rows."""
@@ -232,13 +255,22 @@ class Trainer:
         """The per-run outcomes (:data:`OUTCOMES`) after the last step."""
         out, marks, steps, first = self.out, self.marks, self.steps, self.first
         last = CHECKPOINTS - 1
+        # Learned: the probe at the target at the last two checkpoints and at every probe between;
+        # its steps to accuracy, the step from which the probe stayed there (steps + 1: not learned).
+        learned = self.above_from <= marks[last - 1]
+        reached = np.where(learned, self.above_from, steps + 1)
         out.update(
-            {f"learned_by_{k}": (first <= m).astype(np.float64) for k, m in enumerate(marks)},
+            {f"learned_by_{k}": (reached <= m).astype(np.float64) for k, m in enumerate(marks)},
             pattern_frozen=(out[f"frozen_{last}"] >= FROZEN_SHARE).astype(np.float64),
+            pattern_frozen_early=(out[f"frozen_{EARLY_CHECKPOINT}"] >= FROZEN_SHARE).astype(np.float64),
+            pattern_held_early=(out[f"frozen_{EARLY_CHECKPOINT}"] >= HELD_SHARE).astype(np.float64),
             aligned=(out[f"cosine_{last}"] > 0).astype(np.float64),
             sharpened=(out[f"max_weight_{last}"] > out["max_weight_0"]).astype(np.float64),
-            learned=(first <= steps).astype(np.float64),
-            steps_to_accuracy=first.astype(np.float64),
+            learned=learned.astype(np.float64),
+            steps_to_accuracy=reached.astype(np.float64),
+            learned_episode=(first <= steps).astype(np.float64),
+            steps_to_episode_accuracy=first.astype(np.float64),
+            probe_accuracy_final=np.asarray(self.probe_acc, dtype=np.float64),
             diverged=(self.diverged_at <= steps).astype(np.float64),
             divergence_step=self.diverged_at.astype(np.float64),
             unstable=(self.unstable_at <= steps).astype(np.float64),
@@ -265,9 +297,14 @@ def train_heads(rngs, *, d_k, d_model, scaling="sqrt", optimizer="adam", lr, ste
     ``track_logits`` records the largest logit of every step's episode (one product more a
     step).  Returns a dict of 1-D arrays, one entry per run, named in :data:`OUTCOMES`:
 
-    * ``learned``: 1 when some step's fresh episode was answered with accuracy >= 0.9;
-      ``steps_to_accuracy``: the first such step, censored at ``steps + 1`` (so its mean is
-      the restricted mean time to accuracy);
+    * ``learned``: 1 when the run's held-out probe (``PROBE_EPISODES`` fixed episodes, measured
+      every ``PROBE_EVERY`` steps and at every checkpoint) is answered with accuracy >= 0.9 at
+      the last two checkpoints and at every probe between them (sustained, not one lucky
+      episode); ``steps_to_accuracy``: the first probed step from which the probe stayed >= 0.9
+      to the end, censored at ``steps + 1`` when the run did not learn (so its mean is the
+      restricted mean time to accuracy); ``probe_accuracy_final``: that probe's accuracy at the end;
+    * ``learned_episode`` and ``steps_to_episode_accuracy``: the lenient criterion, the first
+      step whose fresh training episode was answered with accuracy >= 0.9 (censored at ``steps + 1``);
     * ``diverged`` and ``divergence_step`` (``steps + 1`` when it did not): a parameter left
       :math:`[-10^8, 10^8]` or stopped being finite;
     * ``unstable`` and ``unstable_step``: the first step whose episode loss exceeded
@@ -295,9 +332,11 @@ def train_heads(rngs, *, d_k, d_model, scaling="sqrt", optimizer="adam", lr, ste
       :math:`\eta` (bias correction makes the first step exactly that; <= 1);
       ``adafactor_step``, the largest step RMS over
       :math:`\eta\max(\varepsilon_2, \mathrm{RMS}(W))` (<= 1 by the update clipping);
-    * 0/1 per run: ``learned_by_{k}`` (reached the accuracy by checkpoint k),
+    * 0/1 per run: ``learned_by_{k}`` (learned, and its ``steps_to_accuracy`` is at most checkpoint k's step),
       ``pattern_frozen`` (at least 90% of the probe's queries choose at the end the key they
-      chose at step 0), ``aligned`` (the final mean query-target cosine is positive),
+      chose at step 0), ``pattern_frozen_early`` (the same at checkpoint :data:`EARLY_CHECKPOINT`,
+      a quarter of the budget), ``pattern_held_early`` (at that checkpoint at least
+      :data:`HELD_SHARE` of the probe's queries still choose their step-0 key), ``aligned`` (the final mean query-target cosine is positive),
       ``sharpened`` (the final mean largest weight exceeds the initial one);
     * ``{s}_{k}`` for s in ``PROBE_STATISTICS`` at the checkpoints
       :func:`~stats.training.diagnostics.checkpoint_steps`: the probe episode's loss, accuracy,

@@ -18,9 +18,10 @@ seeds, 4 runs a point).
 from __future__ import annotations
 
 from ...training.simulations import FoldingSim, LRSweepSim, TrainingSim
-from ...settings.fixes import (MUP_PILOT_RUNS, FOLD_LRS, FOLD_STEPS, FOLD_WIDTHS, GAIN_LR, MUP_BASE, MUP_LOGIT_FACTOR, MUP_STEPS,
-                               MUP_WIDE, PARAMETERISATIONS, QK_IDENTITY_LRS, QK_STEPS, QK_WIDTH, T5_CLAIM_RATES, T5_STEPS, T5_WIDTH)
-from ...tuning import mup_base_rates
+from ...settings.fixes import (FOLD_LRS, FOLD_STEPS, FOLD_WIDTHS, GAIN_LR, MUP_BASE, MUP_LOGIT_FACTOR, MUP_PILOT_RUNS,
+                               MUP_STEPS, MUP_WIDE, PARAMETERISATIONS, QK_IDENTITY_LRS, QK_STEPS, QK_WIDTH, T5_OPTIMIZERS,
+                               T5_RATE_PILOT, T5_STEPS, T5_WIDTH)
+from ...tuning import mup_base_rates, pilot_result
 from ..check_builders import Erratum, Measure, Stated, identity, interval, share
 from ..findings import OWN_BEST, SHARED_RATE
 from ..headings import ASSUMPTION
@@ -62,6 +63,23 @@ def base_rates_text(scaling, base):
     """``"0.1 (runner-up 0.03 by 0.010 +- 0.003 in mean loss)"``: a parameterisation's base rate as the pilot chose it."""
     r = mup_base_rates()[scaling, base]
     return f"{r.rate:g} (runner-up {r.runner_up:g}, {r.margin:.3f} +- {r.se:.3f} higher in mean loss)"
+
+
+#: What the text could print instead of "differ slightly" (each word tied to a passing check: docs/results.md).
+T5_SENTENCE = (
+    "At initialization the two choices are identical. During training they are the same run with a different "
+    "learning rate for W_Q, so at one shared learning rate they can behave very differently: at the divided head's "
+    "best rate most folded runs do not learn, under SGD and under Adam, though at a rate of its own the folded head "
+    "learns in most runs.")
+
+
+def t5_rate(scaling, optimizer):
+    """``(rate, label text)``: the T5 pilot's best rate of one head, its label saying when it is a bound (grid edge)."""
+    result = pilot_result(T5_RATE_PILOT)
+    cell = ((T5_WIDTH, T5_WIDTH), scaling, optimizer)
+    lr = result.best[cell]
+    text = f"{lr:g}" if result.interior(cell) else f"{'>=' if result.edge(cell) == 1 else '<='} {lr:g} (grid edge: a bound)"
+    return lr, text
 
 
 def claims():
@@ -167,22 +185,26 @@ def claims():
                  Measure(FoldingSim(d, opt, lr, FOLD_STEPS), f"fold_gap_{side}"), rows=64)
         for opt, lr in FOLD_LRS.items() for d in FOLD_WIDTHS for side in ("query", "key")
     )
-    t5 = {opt: (TrainingSim(T5_WIDTH, "t5", opt, lr, T5_STEPS), TrainingSim(T5_WIDTH, "sqrt", opt, lr, T5_STEPS))
-          for opt, lr in T5_CLAIM_RATES}
-    slight = Stated.at_least("differ slightly: the folded head learns too, > 1/2", 0.5)
-    differ_checks = (
-        share("SGD, lr=3 (the divided head's best), d_k=64: divided learns", Stated.at_least("learns: > 1/2", 0.5),
-              Measure(t5["sgd"][1], "learned")),
-        share("SGD, lr=3, d_k=64: folded learns", slight, Measure(t5["sgd"][0], "learned"), target=0.6,
-              macro="tFiveSgdFoldedLearns",
-              erratum=Erratum(Stated.at_most("does not: < 1/2", 0.5),
-                              "At initialization the two choices are identical. During training they are the same run "
-                              "with different learning rates for W_Q: folded, the query weights move d_k times faster "
-                              "under SGD and sqrt(d_k) times faster under Adam, which is no slight difference; only "
-                              "under a relative-step optimizer such as T5's own Adafactor are the two the same run.")),
-        share("Adam, lr=0.01, d_k=64: divided learns", Stated.at_least("learns: > 1/2", 0.5), Measure(t5["adam"][1], "learned")),
-        share("Adam, lr=0.01, d_k=64: folded learns", slight, Measure(t5["adam"][0], "learned"), macro="tFiveAdamFoldedLearns"),
-    )
+    differ_checks = []
+    for opt in T5_OPTIMIZERS:
+        shared, shared_text = t5_rate("sqrt", opt)
+        own, own_text = t5_rate("t5", opt)
+        divided = TrainingSim(T5_WIDTH, "sqrt", opt, shared, T5_STEPS)
+        slight = Stated.at_least("differ slightly: the folded head learns too, > 1/2", 0.5)
+        # Refuted under both optimisers at the shared rate (the divided head's best: SGD 10, Adam 0.03 over 60 steps).
+        kw = dict(target=0.6, erratum=Erratum(Stated.at_most("does not: < 1/2", 0.5), T5_SENTENCE))
+        name = opt.capitalize()
+        differ_checks += [
+            share(f"{opt.upper() if opt == 'sgd' else name}, d_k={T5_WIDTH}: divided learns at its best lr={shared_text}",
+                  Stated.at_least("learns: > 1/2", 0.5), Measure(divided, "learned"), protocol=SHARED_RATE),
+            share(f"{opt.upper() if opt == 'sgd' else name}, d_k={T5_WIDTH}: folded learns at the divided head's best lr={shared_text}",
+                  slight, Measure(TrainingSim(T5_WIDTH, "t5", opt, shared, T5_STEPS), "learned"),
+                  macro=f"tFive{name}FoldedLearns", protocol=SHARED_RATE, **kw),
+            share(f"{opt.upper() if opt == 'sgd' else name}, d_k={T5_WIDTH}: folded learns at its own best lr={own_text}",
+                  Stated.at_least("learns: > 1/2", 0.5), Measure(TrainingSim(T5_WIDTH, "t5", opt, own, T5_STEPS), "learned"),
+                  macro=f"tFive{name}FoldedLearnsOwnRate", protocol=OWN_BEST),
+        ]
+    differ_checks = tuple(differ_checks)
     return (
         Claim(
             "training-mup-transfer",
@@ -231,10 +253,15 @@ def claims():
         Claim(
             "training-t5-differs",
             ASSUMPTION,
-            "The text: during training the folded and divided heads 'differ slightly', because Adam's steps ignore a "
-            "weight's scale.  At the same learning rate (d_k = 64, 60 steps), does the folded head learn where the "
-            "divided head does?",
-            "P(folded head reaches 90% accuracy) > 1/2 where the divided head's does",
+            "The text: during training the folded and divided heads 'differ slightly', because the effective learning "
+            "rate is different (Adam's steps ignore a weight's scale).  A difference of effective learning rate is a "
+            "difference between the two heads run at one learning rate, so the sentence implies the shared-rate "
+            "protocol: both at the divided head's best rate (the head the text recommends; d_k = d_model = 64, 60 "
+            "steps, the T5 pilot's rate), where a refutation is an erratum.  Shown beside it, the own-best-rate "
+            "protocol: the folded head at its own best rate.  Learned: the held-out probe (128 queries) at 90% or more "
+            "at the last two checkpoints and every probe between (the earlier criterion, one training episode at 90% "
+            "once, counted nearly every folded run at the shared Adam rate as learned: docs/results.md, 2026-12-05).",
+            "P(folded head learns) > 1/2 where the divided head does (shared rate); and at its own best rate",
             differ_checks,
         ),
     )
