@@ -350,7 +350,7 @@ def main(argv=None):
 
     parser = argparse.ArgumentParser(prog="python -m stats.tuning", description=main.__doc__)
     parser.parse_args(argv)
-    for pilot in (_training.RATE_PILOT, _fixes.T5_RATE_PILOT):
+    for pilot in (_training.RATE_PILOT, _training.SMALL_FIX_PILOT, _fixes.T5_RATE_PILOT):
         result = pilot_result(pilot)
         print(f"pilot {pilot.name}: seed {pilot.seed}, {pilot.runs} runs a rate, {pilot.steps} steps, {pilot.rule}, "
               f"edges extended half a decade at a time (at most {pilot.max_extensions}); restricted mean steps to "

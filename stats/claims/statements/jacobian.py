@@ -13,6 +13,7 @@ from ...models.problems import JacobianSim
 from ...models.saturation import SaturationSim
 from ...models.spectra import SpectrumSim
 from ...exact.attention import softmax
+from ...tuning import training_best_lr
 from ...settings.fresh import HEAD_WIDTHS, SPECTRUM_KEYS, SPECTRUM_WIDTHS
 from ..check_builders import Erratum, Measure, Stated, exact, identity, interval, mean
 from ..headings import JACOBIAN, OPENING
@@ -82,6 +83,9 @@ _PROJECTION_SENTENCE = (
     "for the unscaled head to learn at a learning rate that suits it, more slowly than a scaled head."
 )
 _LEARNS = "learn at a learning rate that suits it, more slowly than a scaled head"
+#: The pilot's best rates, which the training checks' labels quote.
+_BEST_LR = training_best_lr()
+
 _PROJECTION_SUPPORT = (
     ("most rows pass almost no gradient to the scores",
      "mostly-one-hot [share of rows with max weight > 0.99, d_k=512, unscaled]"),
@@ -96,10 +100,11 @@ _PROJECTION_SUPPORT = (
     ("like d_k^(3/4) when d_model grows with d_k", "gradient-rate-by-shape [none, d_model = 1 d_k, d_k=64 -> 256]"),
     ("like d_k^(3/4) when d_model grows with d_k", "gradient-rate-by-shape [none, d_model = 4 d_k, d_k=16 -> 64]"),
 ) + tuple(
-    (_LEARNS, ref) for opt, lr in (("sgd", "0.3"), ("adam", "0.003"))
-    for ref in (f"training-unscaled-cannot-learn [unscaled, {opt}, best lr={lr}, d_k=256, d_model=256 [corrected]]",
-                f"training-unscaled-slower [none, {opt}, by step 38, d_k=256, d_model=256]",
-                f"training-unscaled-slower [sqrt, {opt}, by step 38, d_k=256, d_model=256]")
+    (_LEARNS, ref) for opt in ("sgd", "adam")
+    for ref in (f"training-unscaled-cannot-learn [unscaled, {opt}, own best lr={_BEST_LR[(256, 256), 'none', opt]:g}, "
+                "d_k=256, d_model=256 [corrected]]",
+                f"training-unscaled-slower [none, {opt}, by step 38, own best lr, d_k=256, d_model=256]",
+                f"training-unscaled-slower [sqrt, {opt}, by step 38, own best lr, d_k=256, d_model=256]")
 )
 
 
