@@ -141,7 +141,8 @@ def _caveat(stat, scaling, d, text, keys, law, n):
                    ("with +-1 or uniform entries", "corrected"))
         held = ("with Gaussian entries the number is inside the central 95% interval of the average at every N tested, "
                 "under fresh and under shared keys")
-    return Erratum(_outside(), sentence, kind="caveat", as_written=f"{text}: {held}", confirmed_by=(GRADED,), support=support)
+    return Erratum(_outside(), sentence, kind="caveat", as_written=f"{text}: {held}", confirmed_by=(GRADED,), support=support,
+                   regraded="new: the measurement the text describes, modelled under each reading")
 
 
 def _one_hot_label(threshold, n_keys):
@@ -225,6 +226,7 @@ def _one_hot_checks():
                     as_written="most rows are nearly one-hot at the section's 32 keys (largest weight > 0.9 or > 0.99), "
                                "and with the 0.9 threshold up to 4096 keys",
                     confirmed_by=("mostly-one-hot",),
+                    regraded="new: the share against the number of keys, which the opening does not state",
                     support=(
                         *((f"At d_k = 512 without scaling most rows are nearly one-hot at {ONE_HOT_HOLDS_AT} keys "
                            "(largest weight above 0.9, or above 0.99)", f"{ONE_HOT_ID} [{_one_hot_label(t, ONE_HOT_HOLDS_AT)}]")

@@ -28,6 +28,9 @@ HEADINGS = (OPENING, WIDTH, ASSUMPTION, STABILITY, BACKWARD, PYTORCH, READ_MORE)
 _VASWANI_VIA = ("a Markdown transcription of the paper's pages 4-5 in a public repository (section 3.2.1 with its "
                 "footnote and reference [3]); the reference list checked against several further transcriptions")
 
+#: Why a finding of this module is new: its statement was in NOT_CHECKABLE until its source was read.
+_READ_AT_SOURCE = "new: was not checkable; read at its source"
+
 
 def _vaswani(locator, via=_VASWANI_VIA):
     return PaperSource("Vaswani et al. (2017)", "Attention Is All You Need", "1706.03762", locator, read_via=via)
@@ -70,7 +73,8 @@ def _vaswani_claims():
         "also reports, citing Britz et al. (2017), that additive attention outperformed unscaled dot-product "
         "attention at large d_k.",
         support=(("the paragraph it annotates (section 3.2.1) also reports, citing Britz et al. (2017), that additive "
-                  "attention outperformed unscaled dot-product attention at large d_k", "corrected"),))
+                  "attention outperformed unscaled dot-product attention at large d_k", "corrected"),),
+        regraded=_READ_AT_SOURCE)
     where = dict(
         stated=yes("footnote 4 makes the remark"), found=0.0,
         source=_vaswani("section 3.2.1 (second paragraph after equation 1), footnote 4 and reference [3]"),
@@ -113,7 +117,8 @@ _HEAD_ERRATUM = Erratum(
     _HEAD_RANGE,
     "Take the attention head from section 4.2 and make it wide, say d_k = 512 (real models' heads are narrower, "
     "d_k = 64 to 256), initialize it the standard way ...",
-    support=(("make it wide, say d_k = 512 (real models' heads are narrower, d_k = 64 to 256)", "corrected"),))
+    support=(("make it wide, say d_k = 512 (real models' heads are narrower, d_k = 64 to 256)", "corrected"),),
+    regraded=_READ_AT_SOURCE)
 
 
 def _head_width_checks():
@@ -250,7 +255,8 @@ def _autocast_checks():
         kind="caveat",
         as_written="CUDA autocast, the usual mixed-precision training path, runs softmax in float32 and the matrix "
                    "products in 16 bits",
-        confirmed_by=("mixed-precision-softmax",))
+        confirmed_by=("mixed-precision-softmax",),
+        regraded=_READ_AT_SOURCE)
     cpu_check = documentary(
         "CPU autocast: softmax in float32",
         fact="Mixed precision keeps the softmax in float32 on every device autocast serves.",
