@@ -29,13 +29,15 @@ BEST_LR_CELLS = (
     ((64, 256), "sqrt", "sgd"), ((64, 256), "none", "sgd"),
     ((64, 256), "sqrt", "adam"), ((64, 256), "none", "adam"),
 )
-#: The other fixes trained at d_k = d_model = 16 at their own best rate (SMALL_FIX_PILOT): muP's
-#: 1/d_k, QK-norm and T5's folding under Adam, and the scaled head under Adafactor.
-SMALL_FIX_CELLS = (((16, 16), "mup", "adam"), ((16, 16), "qknorm", "adam"), ((16, 16), "t5", "adam"),
-                   ((16, 16), "sqrt", "adafactor"))
+#: The heads "training-scaled-head-learns" trains at d_k = d_model = 16, each at its own best rate
+#: (SMALL_FIX_PILOT): the scaled head under SGD, Adam and Adafactor, and muP's 1/d_k, QK-norm and
+#: T5's folding under Adam.
+SMALL_FIX_CELLS = (((16, 16), "sqrt", "sgd"), ((16, 16), "sqrt", "adam"), ((16, 16), "mup", "adam"),
+                   ((16, 16), "qknorm", "adam"), ((16, 16), "t5", "adam"), ((16, 16), "sqrt", "adafactor"))
 #: Their budget: at d_k = 16 these heads need longer than the wide ones to hold 90% on the
-#: held-out probe (at 150 steps most runs of muP's 1/d_k, T5's folding and Adafactor had not, at any
-#: grid rate, while QK-norm had in 12 steps): SMALL_FIX_STEPS, cheap at this width.
+#: held-out probe (at 150 steps most runs of the scaled head under Adam, muP's 1/d_k, T5's folding
+#: and Adafactor had not, at any grid rate, while QK-norm had in 12 steps): SMALL_FIX_STEPS, cheap
+#: at this width.
 SMALL_FIX_STEPS = 600
 #: Adafactor's grid: its relative step, half a decade apart.
 ADAFACTOR_LRS = (1e-2, 3e-2, 1e-1, 3e-1, 1.0)
@@ -111,5 +113,6 @@ RATE_PILOT = RatePilot(name="training-best-lr", seed=4_3_2027, cells=BEST_LR_CEL
 #: The pilot of the small fixes' rates (SMALL_FIX_CELLS), on the same seed and rule; a pilot of its
 #: own so that adding it left the claims' pilot, and its cache, as they were.
 SMALL_FIX_PILOT = RatePilot(name="small-fix-lr", seed=4_3_2027, cells=SMALL_FIX_CELLS,
-                            grids=(("adam", ADAM_LRS), ("adafactor", ADAFACTOR_LRS)), runs=8, steps=SMALL_FIX_STEPS,
+                            grids=(("sgd", SGD_LRS), ("adam", ADAM_LRS), ("adafactor", ADAFACTOR_LRS)), runs=8,
+                            steps=SMALL_FIX_STEPS,
                             n_keys=N_KEYS)
