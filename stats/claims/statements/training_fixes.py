@@ -208,8 +208,9 @@ def claims():
         slight = Stated.at_least("differ slightly: the folded head learns too, > 1/2", 0.5)
         # Refuted under both optimisers at the shared rate (the divided head's best: SGD 10, Adam 0.03 over 60 steps).
         kw = dict(target=0.6, erratum=Erratum(Stated.at_most("does not: < 1/2", 0.5), T5_SENTENCE, support=(
-            ("At initialization the two choices are identical. During training they are the same run with a different "
-             "learning rate for W_Q", f"training-t5-folding [{_fold_label(opt, T5_FOLD_WIDTH, 'query')}]"),
+            *(("At initialization the two choices are identical. During training they are the same run with a different "
+               "learning rate for W_Q", f"training-t5-folding [{_fold_label(o2, T5_FOLD_WIDTH, 'query')}]")
+              for o2 in T5_OPTIMIZERS),
             ("at the divided head's best rate most folded runs do not learn, under SGD and under Adam", "corrected"),
             *(("at a rate of its own the folded head learns in most runs", f"training-t5-differs [{_own_t5_label(o2)}]")
               for o2 in T5_OPTIMIZERS)),
