@@ -104,7 +104,10 @@ def test_the_run_confirms_the_records():
     ids = [c.id for c in sources.CLAIMS]
     the_plan = plan([c for c in REGISTRY if c.id in ids], seed=3)
     table = evaluate(the_plan, simulate(the_plan, seed=3))
-    assert set(table["test"]) == {"documentary"}
+    # Each recorded sentence has its own row, held to the records it rests on (stats.claims.sentences).
+    assert set(table["test"]) == {"documentary", "sentence"}
+    assert (table.loc[table["test"] == "sentence", "verdict"] == "pass").all()
+    table = table[table["test"] == "documentary"]
     assert set(table["verdict"]) == {"pass", "erratum confirmed", "caveat confirmed"}
     rows = table.set_index(["claim", "check"])
     assert rows.loc[("real-model-head-width", "per-head d_k of GPT-3 175B"), "estimate"] == 128
