@@ -162,7 +162,10 @@ def with_and_without_torch():
 def test_without_pytorch_the_family_sizes_and_other_rows_are_the_same(with_and_without_torch):
     (plan_a, a), (plan_b, b) = with_and_without_torch
     assert plan_b.family_size == plan_a.family_size and plan_b.per_test == plan_a.per_test
-    torch_rows = np.array([bool(pc.check.requires) for pc in plan_a.checks])
+    # The planned checks' rows, then one row per corrected sentence (no sentence rests on PyTorch).
+    assert len(a) == len(b) > len(plan_a.checks)
+    torch_rows = np.zeros(len(a), dtype=bool)
+    torch_rows[:len(plan_a.checks)] = [bool(pc.check.requires) for pc in plan_a.checks]
     assert torch_rows.sum() >= 3
     assert (b.loc[torch_rows, "verdict"] == "untestable").all()
     assert b.loc[torch_rows, "note"].str.contains("needs PyTorch").all()

@@ -68,8 +68,12 @@ def test_the_findings_are_graded_and_every_caveat_holds_as_written(full_run):
     the_plan, results = full_run
     table = evaluate(the_plan, results)
     rows = table.set_index(["claim", "check"])
-    assert rows.loc[("saturation-table", "unscaled max weight, d_k=4"), "grade"] == "last digit"
-    assert rows.loc[("saturation-table", "unscaled max weight, d_k=1024"), "grade"] == "rounding slip"
+    # The table's two numbers miss the expectation, but a reasonable reading of the measurement
+    # prints them (saturation-procedure): caveats, by the grading rule.
+    assert rows.loc[("saturation-table", "unscaled max weight, d_k=4"), "finding"] == "caveat"
+    assert rows.loc[("saturation-table", "unscaled max weight, d_k=1024"), "finding"] == "caveat"
+    assert (rows.loc["real-model-head-width", "grade"] == "wrong number").any()
+    assert (rows.loc["training-t5-differs", "finding"] == "erratum").any()
     assert (rows.loc["gradient-to-projections", "finding"] == "caveat").any()
     assert (rows.loc["training-unscaled-cannot-learn", "finding"] == "erratum").any()
     # A caveat is true as written: the claims it names hold (their errata's corrections too).
@@ -79,8 +83,10 @@ def test_the_findings_are_graded_and_every_caveat_holds_as_written(full_run):
                 named = table[table["claim"].isin(ch.erratum.confirmed_by)]
                 assert len(named) and named["verdict"].isin(["pass", "untestable", "erratum confirmed", "caveat confirmed"]).all()
                 assert (named["finding"] == "holds").any(), (c.id, ch.label)
-    decided = table[table["verdict"] != "untestable"]
+    decided = table[(table["verdict"] != "untestable") & (table["test"] != "sentence")]
     assert set(decided["finding"]) <= {"holds", "caveat", "erratum"}
+    # A sentence row says whether a corrected sentence rests on its checks; it finds nothing about the text.
+    assert (table.loc[table["test"] == "sentence", "finding"] == "").all()
 
 
 @pytest.mark.slow
@@ -142,7 +148,7 @@ def test_detectable_discrepancy_meets_each_target(full_run):
     table = evaluate(the_plan, results).set_index(["claim", "check"])
     for p in the_plan.checks:
         ch = p.check
-        if p.untestable or ch.test in ("identity", "exact", "interval", "two_sample", "proof"):
+        if p.untestable or ch.test in ("identity", "exact", "interval", "two_sample", "proof", "documentary"):
             continue
         row = table.loc[(p.claim.id, ch.label)]
         if ch.test == "distribution":  # a sup-distance: an absolute target

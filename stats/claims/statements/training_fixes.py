@@ -207,7 +207,9 @@ def claims():
         divided = TrainingSim(T5_WIDTH, "sqrt", opt, shared, T5_STEPS)
         slight = Stated.at_least("differ slightly: the folded head learns too, > 1/2", 0.5)
         # Refuted under both optimisers at the shared rate (the divided head's best: SGD 10, Adam 0.03 over 60 steps).
-        kw = dict(target=0.6, erratum=Erratum(Stated.at_most("does not: < 1/2", 0.5), T5_SENTENCE, support=(
+        # The runs to detect a share of 0.1 (not 0): under Adam at the shared rate about one folded run in ten
+        # learns (5 of 48 in the log of docs/results.md), which 19 runs cannot tell from 1/2 on every seed.
+        kw = dict(target=0.4, erratum=Erratum(Stated.at_most("does not: < 1/2", 0.5), T5_SENTENCE, support=(
             *(("At initialization the two choices are identical. During training they are the same run with a different "
                "learning rate for W_Q", f"training-t5-folding [{_fold_label(o2, T5_FOLD_WIDTH, 'query')}]")
               for o2 in T5_OPTIMIZERS),
