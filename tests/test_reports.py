@@ -87,8 +87,12 @@ def test_the_page_gives_a_finding_one_card_with_each_check_s_evidence(built):
     learn = rows[(rows["claim"] == "training-unscaled-cannot-learn") & (rows["finding"] == "erratum")]
     assert len(learn) >= 2  # one statement, checked per optimiser and width ...
     assert errata.count("<code>training-unscaled-cannot-learn</code>") == 1  # ... is one card
+    items = {re.sub(r' <span class="grade">\((?:reading|protocol): [^)]*\)</span>', "", li)
+             for li in re.findall(r"<li>(.*?)</li>", errata)}  # an item without its reading/protocol tag
     for _, r in learn.iterrows():  # listing every check, a share as its count of runs
-        assert f"{r['check']}: {round(r['estimate'] * r['n'])} of {r['n']} runs" in errata
+        assert f"{r['check']}: {round(r['estimate'] * r['n'])} of {r['n']} runs" in items
+        assert r["protocol"] in ("own best rate", "shared rate")
+    assert errata.count("(protocol: own best rate)") >= 1 and errata.count("(protocol: shared rate)") >= 1
     assert errata.count('class="erratum-box"') == len(
         rows[rows["finding"] == "erratum"].drop_duplicates(["claim", "expected"]))
 
