@@ -49,6 +49,10 @@ GOOD = {
     "check_scaling": (("sqrt",), {}),
     "cosine_mean": ((16, 0.5), {}),
     "delta_method": ((lambda m: m[0] / m[1], [1.0, 2.0], [0.1, 0.2]), {}),
+    "lr_sensitivity": (((1e-3, 1e-2, 1e-1), np.array([[0.5, 0.6], [0.1, 0.2], [np.inf, 0.4]]), 0.7),
+                       dict(replicates=20, seed=1)),
+    "lr_window": (((1e-3, 1e-2, 1e-1), np.array([[0.5, 0.6], [0.1, 0.2], [np.inf, 0.4]]), np.array([0.7, 0.7])),
+                  dict(tolerance=0.2, replicates=20, seed=1)),
     "detectable_shift": ((0.1,), dict(alpha=0.01)),
     "cosine_moments": ((16,), {}),
     "detectable_discrepancy": ((100,), dict(sd=1.0, alpha=0.01)),
@@ -205,7 +209,7 @@ ORCHESTRATION = {
 #: Plain records: the library fills them; they are values, not entry points.
 RECORDS = {
     "Check", "Claim", "Erratum", "Estimate", "Formulas", "GradientCheck", "Job", "Measure", "MomentSummary",
-    "Mutant", "Plan", "PlannedCheck", "RowSummary", "SimFailure", "SimResult", "Simulation", "Stated",
+    "LRWindow", "Mutant", "Plan", "PlannedCheck", "RowSummary", "SimFailure", "SimResult", "Simulation", "Stated",
     "TestResult", "UntestableError",
     # The kinds of check and the typed design sd: validated at construction, each field
     # named in its error (tests/test_checks.py).

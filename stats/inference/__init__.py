@@ -17,6 +17,7 @@ from .estimators import (
     scale_moments,
     variance_estimate,
 )
+from .lr_window import LRWindow, lr_sensitivity, lr_window
 from .significance import (
     TestResult,
     UntestableError,
