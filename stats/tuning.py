@@ -36,7 +36,7 @@ from .settings import training as _training
 from .settings.training import RatePilot
 
 __all__ = ["BaseRate", "RatePilotResult", "best_rates", "cache_dir", "half_decade", "mup_base_rates", "pilot_result",
-           "run_rate_pilot", "t5_best_lr",
+           "run_rate_pilot", "source_digest", "t5_best_lr",
            "training_best_lr"]
 
 _PACKAGE = Path(__file__).resolve().parent
@@ -197,11 +197,24 @@ def _definition_digest(pilot):
                       streams=[_cell_stream(pilot, c) for c in pilot.cells],
                       sims=[_sim(pilot, c, lr).key for c in pilot.cells for lr in pilot.grid(c[2])], numpy=np.__version__)
     h.update(json.dumps(definition, sort_keys=True, default=list).encode())
+    _hash_sources(h)
+    return h.hexdigest()
+
+
+def _hash_sources(h):
+    """Feed ``h`` the sources of every ``stats`` module below the claims (the code that draws a pilot)."""
     for path in sorted(_PACKAGE.rglob("*.py")):
         rel = path.relative_to(_PACKAGE)
-        if rel.parts[0] in ("claims", "settings"):  # above the pilot; the definition is hashed above
+        if rel.parts[0] in ("claims", "settings"):  # above the pilot; a pilot's definition is hashed on its own
             continue
         h.update(str(rel).encode() + b"\0" + path.read_bytes() + b"\0")
+
+
+def source_digest():
+    """SHA-256 (hex) of the sources of every ``stats`` module below the claims and the settings:
+    what a cached pilot or search depends on besides its own definition."""
+    h = hashlib.sha256()
+    _hash_sources(h)
     return h.hexdigest()
 
 

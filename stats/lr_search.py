@@ -1,0 +1,338 @@
+r"""An adaptive learning-rate search for one training cell: coarse, refine, confirm, on a quarter-decade lattice.
+
+A module of its own beside :mod:`stats.tuning` (which runs fixed-grid pilots over many cells):
+one idea, a staged search for one cell, with its own record and cache.
+
+The rates are the lattice :math:`\eta_k = 10^{k/4}` (three significant digits; :func:`lattice_rate`).
+For a cell (``d_k``, ``d_model``, ``scaling``, ``optimizer`` and any other
+:class:`~stats.training.simulations.TrainingSim` fields in ``options``):
+
+1. **coarse**: ``coarse_runs`` runs at every other lattice rate (half a decade apart), ``coarse_width``
+   of them centred on ``start``; while the best is at an end, one more rate half a decade beyond
+   it, at most ``max_extensions`` times.  A best still at an end is a *bound*: the search stops
+   there and says so (``interior`` False, ``bound`` +1 or -1), never passing it off as an optimum.
+2. **refine**: ``refine_runs`` runs at the coarse best and its lattice neighbours a quarter and a
+   half decade either side (extended a quarter decade at a time the same way).
+3. **confirm**: ``confirm_runs`` runs at the refined best and its two quarter-decade neighbours;
+   should a neighbour do better, the next rate beyond it is added (at most ``max_extensions``
+   times).  The chosen rate is the confirm stage's best; it is interior when it has a rate on
+   each side there.
+
+**The rule** (every stage): the smallest restricted mean of ``steps_to_accuracy`` (steps to sustained
+90% accuracy on the held-out probe, censored at ``steps + 1``); a tie -- as when no run of either
+rate learns -- goes to the smaller mean final probe loss, each run's loss capped at its initial
+loss (a diverged run counts as one that learned nothing, as in Wortsman et al.'s LR sensitivity),
+and a tie of both to the smaller rate.
+
+**Seeds**: stage ``i`` (0 coarse, 1 refine, 2 confirm) draws on the ``i``-th child of ``seed``
+(:class:`numpy.random.SeedSequence` spawn keys), so more runs in one stage change no other stage's
+draws; inside a stage every rate draws on the cell's one stream (common random numbers: the
+same initialisations and episodes at every rate).  The numbers do not depend on ``workers`` or on
+a Dask ``scheduler``.  :func:`cached_rate_search` keeps a search on disk like the pilots
+(:func:`stats.tuning.cache_dir`), keyed by every argument, the sources below the claims and
+numpy's version.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import math
+import numbers
+from dataclasses import asdict, dataclass, fields
+from typing import Mapping
+
+import numpy as np
+
+from .engine.executors import Job, default_workers, run_simulations
+from .engine.streams import as_seed_sequence, canonical, stream_key
+from .formulas import FORMULAS
+from .io import write_text
+from .settings import training as _training
+from .training.diagnostics import CHECKPOINTS
+from .training.simulations import TrainingSim
+from .tuning import cache_dir, source_digest
+
+__all__ = ["RatePoint", "RateSearch", "SearchStage", "cached_rate_search", "lattice_rate", "search_rate"]
+
+STAGES = ("coarse", "refine", "confirm")
+#: The cell's own fields: the search sets them, ``options`` may not.
+_CELL_FIELDS = ("d_k", "d_model", "scaling", "optimizer", "lr")
+#: Bumped when the cache file's layout changes.
+_CACHE_FORMAT = 1
+#: The largest lattice index either way (rates 1e-8 to 1e8).
+_MAX_INDEX = 32
+
+
+def lattice_rate(k):
+    r""":math:`10^{k/4}` to three significant digits: the search's rate number ``k`` (an int)."""
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or abs(k) > _MAX_INDEX:
+        raise ValueError(f"k must be an integer from {-_MAX_INDEX} to {_MAX_INDEX}; got {k!r}")
+    return float(f"{10.0 ** (int(k) / 4):.3g}")
+
+
+def _lattice_index(lr, name="start"):
+    if isinstance(lr, bool) or not isinstance(lr, (int, float)):
+        raise TypeError(f"{name} must be a positive learning rate; got {lr!r}")
+    if not (math.isfinite(lr) and 10.0 ** (-_MAX_INDEX / 4) <= lr <= 10.0 ** (_MAX_INDEX / 4)):
+        raise ValueError(f"{name} must be a learning rate from 1e-8 to 1e8; got {lr!r}")
+    return int(round(4 * math.log10(lr)))
+
+
+@dataclass(frozen=True)
+class RatePoint:
+    """One rate of a stage: its runs' restricted mean steps to accuracy (censored at steps + 1) and
+    mean capped final probe loss, each with its standard error, the rows behind them, and each
+    run's probe loss at initialisation (the same at every rate of a stage: common random numbers)."""
+
+    lr: float
+    n: int
+    steps_mean: float
+    steps_se: float
+    loss_mean: float
+    loss_se: float
+    steps_rows: tuple
+    loss_rows: tuple
+    initial_rows: tuple
+
+    def order(self):
+        """The rule's sort key: restricted steps (their exact sum), then capped loss, then the rate."""
+        return (float(np.sum(self.steps_rows)), self.loss_mean, self.lr)
+
+
+@dataclass(frozen=True)
+class SearchStage:
+    """A stage: its name, runs a rate, points in increasing rate, its best rate and whether that is
+    interior (-1/+1: at the bottom/top end after the stage's extensions)."""
+
+    name: str
+    runs: int
+    points: tuple
+    best: float
+    edge: int
+
+    @property
+    def rates(self):
+        return tuple(p.lr for p in self.points)
+
+    def losses(self):
+        """``(rates, losses, initial)`` for :func:`~stats.inference.lr_window.lr_window` and
+        :func:`~stats.inference.lr_window.lr_sensitivity`: the stage's rates (evenly spaced in log
+        rate), its capped final probe losses (rates, runs) and each run's initial probe loss."""
+        return (self.rates, np.array([p.loss_rows for p in self.points]), np.array(self.points[0].initial_rows))
+
+
+@dataclass(frozen=True)
+class RateSearch:
+    """A search's record: the cell (its options included), seed, stages run (coarse only when its
+    best was a bound), the chosen rate, and whether it is interior; ``bound`` is +1 (the best rate
+    is at least ``rate``) or -1 (at most) when it is not, else 0."""
+
+    cell: tuple
+    seed: int
+    stages: tuple
+    rate: float
+    interior: bool
+    bound: int
+
+    def stage(self, name):
+        """The stage called ``name`` (coarse, refine or confirm)."""
+        for s in self.stages:
+            if s.name == name:
+                return s
+        raise ValueError(f"name must be a stage this search ran ({', '.join(s.name for s in self.stages)}); got {name!r}")
+
+    def to_json(self):
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data):
+        rows = ("steps_rows", "loss_rows", "initial_rows")
+        stages = tuple(SearchStage(**{**s, "points": tuple(RatePoint(**{**p, **{r: tuple(p[r]) for r in rows}})
+                                                             for p in s["points"])}) for s in data["stages"])
+        cell = (*data["cell"][:4], tuple(tuple(o) for o in data["cell"][4]))
+        return cls(cell, data["seed"], stages, data["rate"], data["interior"], data["bound"])
+
+
+def _check_options(options):
+    """``options`` as a sorted tuple of (field, value): TrainingSim fields other than the cell's."""
+    if options is None:
+        options = {}
+    if not isinstance(options, Mapping):
+        raise TypeError(f"options must be a mapping of TrainingSim fields; got {type(options).__name__}")
+    allowed = {f.name for f in fields(TrainingSim)} - set(_CELL_FIELDS)
+    for name in options:
+        if name not in allowed:
+            raise ValueError(f"options may hold TrainingSim fields other than the cell's ({', '.join(sorted(allowed))}); "
+                             f"got {name!r}")
+    merged = {"steps": _training.STEPS, "n_keys": _training.N_KEYS, **options}
+    return tuple(sorted(merged.items()))
+
+
+def _sim(cell, lr):
+    d_k, d_model, scaling, optimizer, options = cell
+    return TrainingSim(d_k=d_k, d_model=d_model, scaling=scaling, optimizer=optimizer, lr=lr, **dict(options))
+
+
+def _stream(cell):
+    """The cell's stream in a stage: every rate, every option, but not the rate (common random numbers)."""
+    d_k, d_model, scaling, optimizer, options = cell
+    return stream_key("lr-search", d_k=d_k, d_model=d_model, scaling=scaling, optimizer=optimizer,
+                      **{name: canonical(v) for name, v in options})
+
+
+def _stage_seed(seed, stage):
+    """The ``stage``-th child of ``seed`` (what ``SeedSequence(seed).spawn(3)[stage]`` gives, without
+    spawn's counter: the same child however often it is asked for)."""
+    root = as_seed_sequence(seed)
+    return np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, stage))
+
+
+_LOSS_FINAL, _LOSS_INITIAL = f"loss_{CHECKPOINTS - 1}", "loss_0"
+
+
+def _draw(cell, lr, runs, stage_seed, *, workers, scheduler, progress):
+    """``runs`` runs of ``cell`` at ``lr`` on the stage's stream: a :class:`RatePoint`."""
+    sim = _sim(cell, lr)
+    job = Job(sim, runs, frozenset({"steps_to_accuracy", _LOSS_FINAL, _LOSS_INITIAL}), stream=_stream(cell))
+    res = run_simulations([job], seed=stage_seed, formulas=FORMULAS, workers=workers, scheduler=scheduler,
+                          progress=progress, desc=f"lr search {lr:g}")[job.key]
+    steps = res.rows("steps_to_accuracy").astype(float)
+    init = res.rows(_LOSS_INITIAL).astype(float)
+    final = res.rows(_LOSS_FINAL).astype(float)
+    # A diverged run's loss (inf or nan) counts as its initial loss, as every worse one does.
+    loss = np.where(np.isfinite(final), np.minimum(final, init), init)
+    n = steps.size
+    se = (lambda x: float(np.std(x, ddof=1) / math.sqrt(n))) if n > 1 else (lambda x: math.inf)
+    return RatePoint(float(lr), int(n), float(steps.mean()), se(steps), float(loss.mean()), se(loss),
+                     tuple(float(v) for v in steps), tuple(float(v) for v in loss), tuple(float(v) for v in init))
+
+
+def _run_stage(name, ks, step, runs, max_extensions, draw):
+    """Points at lattice indices ``ks``; while the best is at an end (and extensions are left), one
+    more ``step`` lattice steps beyond it.  Returns (stage, {index: point})."""
+    pts = {k: draw(k) for k in ks}
+    for i in range(max_extensions + 1):
+        order = sorted(pts)
+        best = min(order, key=lambda k: pts[k].order())
+        edge = -1 if best == order[0] else 1 if best == order[-1] else 0
+        if edge == 0 or i == max_extensions:
+            break
+        nxt = best + edge * step
+        if abs(nxt) > _MAX_INDEX:
+            break
+        pts[nxt] = draw(nxt)
+    order = sorted(pts)
+    return SearchStage(name, runs, tuple(pts[k] for k in order), pts[best].lr, edge), best
+
+
+def search_rate(*, d_k, scaling, optimizer, seed, start, d_model=None, options=None, coarse_runs=4, refine_runs=8,
+                confirm_runs=24, coarse_width=5, max_extensions=3, workers=1, scheduler=None, progress=False):
+    """Search one cell's learning rate (module docstring): coarse, refine, confirm.  ``start`` is a
+    rate near which to centre the coarse grid (snapped to the lattice); ``options`` any other
+    :class:`~stats.training.simulations.TrainingSim` fields (``steps`` and ``n_keys`` default to the
+    training claims' :data:`~stats.settings.training.STEPS` and ``N_KEYS``).  Returns a
+    :class:`RateSearch`, the same for any ``workers``/``scheduler``."""
+    d_model = d_k if d_model is None else d_model
+    opts = _check_options(options)
+    cell = (d_k, d_model, scaling, optimizer, opts)
+    _sim(cell, 1e-2)  # validates the cell and its options through TrainingSim
+    as_seed_sequence(seed)
+    if isinstance(seed, np.random.SeedSequence):
+        raise TypeError("seed must be a non-negative int (a search's record and cache name it); got a SeedSequence")
+    k0 = _lattice_index(start)
+    runs = {}
+    for name, value, minimum in (("coarse_runs", coarse_runs, 2), ("refine_runs", refine_runs, 2),
+                                 ("confirm_runs", confirm_runs, 2), ("coarse_width", coarse_width, 3),
+                                 ("max_extensions", max_extensions, 0)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not minimum <= value <= 100_000:
+            raise ValueError(f"{name} must be an integer from {minimum} to 100000; got {value!r}")
+        runs[name] = int(value)
+    if abs(k0) + runs["coarse_width"] > _MAX_INDEX:
+        raise ValueError(f"start and coarse_width reach past the lattice (1e-8 to 1e8); got {start!r}, {coarse_width!r}")
+    pool = dict(workers=workers, scheduler=scheduler, progress=progress)
+
+    def drawer(stage, n):
+        stage_seed = _stage_seed(seed, stage)
+        return lambda k: _draw(cell, lattice_rate(k), n, stage_seed, **pool)
+
+    half = runs["coarse_width"] // 2
+    coarse_ks = [k0 + 2 * (j - half) for j in range(runs["coarse_width"])]
+    coarse, kc = _run_stage("coarse", coarse_ks, 2, runs["coarse_runs"], runs["max_extensions"], drawer(0, runs["coarse_runs"]))
+    if coarse.edge:
+        return RateSearch(cell, int(seed), (coarse,), coarse.best, False, coarse.edge)
+    refine, kr = _run_stage("refine", [kc + j for j in (-2, -1, 0, 1, 2)], 1, runs["refine_runs"], runs["max_extensions"],
+                            drawer(1, runs["refine_runs"]))
+    if refine.edge:
+        return RateSearch(cell, int(seed), (coarse, refine), refine.best, False, refine.edge)
+    confirm, _ = _run_stage("confirm", [kr - 1, kr, kr + 1], 1, runs["confirm_runs"], runs["max_extensions"],
+                            drawer(2, runs["confirm_runs"]))
+    return RateSearch(cell, int(seed), (coarse, refine, confirm), confirm.best, confirm.edge == 0, confirm.edge)
+
+
+def _digest(arguments):
+    h = hashlib.sha256()
+    h.update(json.dumps(dict(format=_CACHE_FORMAT, arguments=arguments, numpy=np.__version__), sort_keys=True,
+                        default=canonical).encode())
+    h.update(source_digest().encode())
+    return h.hexdigest()
+
+
+@functools.lru_cache(maxsize=None)
+def _cached(frozen_arguments):
+    arguments = dict(frozen_arguments)
+    arguments["options"] = dict(arguments["options"]) if arguments["options"] is not None else None
+    folder = cache_dir() / "lr-search"
+    digest = _digest({k: (sorted(v.items()) if isinstance(v, dict) else v) for k, v in arguments.items()})
+    path = folder / f"{digest[:24]}.json"
+
+    def read():
+        try:
+            data = json.loads(path.read_text())
+            if data.get("digest") == digest:
+                return RateSearch.from_json(data["search"])
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+        return None
+
+    found = read()
+    if found is not None:
+        return found
+    run = functools.partial(search_rate, **arguments, workers=default_workers(), progress=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        lock = open(folder / f"{digest[:24]}.lock", "a")
+    except OSError:  # a read-only place: search, keep it in this process only
+        return run()
+    with lock:
+        try:
+            import fcntl
+
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        except ImportError:  # pragma: no cover - not POSIX
+            pass
+        found = read()  # another process may have run it while this one waited
+        if found is not None:
+            return found
+        result = run()
+        try:
+            write_text(json.dumps(dict(digest=digest, search=result.to_json()), indent=1) + "\n", path)
+        except OSError:
+            pass
+        return result
+
+
+def cached_rate_search(**arguments):
+    """:func:`search_rate` run once per checkout (per change of its arguments, the sources below the
+    claims or numpy's version) and kept in ``cache_dir()/lr-search`` (no ``workers``: the cache's
+    numbers do not depend on them, and it runs on all this process's cores)."""
+    for name in ("workers", "scheduler", "progress"):
+        if name in arguments:
+            raise TypeError(f"{name} is not an argument of cached_rate_search (the search runs on all cores)")
+    arguments = {"d_model": None, "options": None, **arguments}
+    options = arguments["options"]
+    if options is not None and not isinstance(options, Mapping):
+        raise TypeError(f"options must be a mapping of TrainingSim fields; got {type(options).__name__}")
+    frozen = tuple(sorted((k, tuple(sorted(v.items())) if isinstance(v, Mapping) else v) for k, v in arguments.items()))
+    return _cached(frozen)

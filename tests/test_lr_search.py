@@ -1,0 +1,178 @@
+"""The adaptive learning-rate search (:mod:`stats.lr_search`): reproducible from its seed, each stage
+on draws of its own, its choice interior or flagged, and -- with a criterion of known shape in
+place of training -- finding the known optimum to a quarter decade, inside or beyond its first grid."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from stats import lr_search
+from stats.lr_search import RatePoint
+
+#: A cell cheap enough for the fast tier: 16 wide, 20 steps, 8 keys, a few runs a stage.
+CHEAP = dict(d_k=16, scaling="sqrt", optimizer="adam", seed=7, start=0.01, options=dict(steps=20, n_keys=8),
+             coarse_runs=2, refine_runs=2, confirm_runs=3)
+
+
+def _stages_json(search, names):
+    return json.dumps([s for s in search.to_json()["stages"] if s["name"] in names], sort_keys=True)
+
+
+def test_the_same_seed_gives_the_same_record_and_another_seed_another():
+    a, b = lr_search.search_rate(**CHEAP), lr_search.search_rate(**CHEAP)
+    assert a == b and json.dumps(a.to_json()) == json.dumps(b.to_json())
+    assert [s.name for s in a.stages] == ["coarse", "refine", "confirm"]
+    assert lr_search.search_rate(**{**CHEAP, "seed": 8}).to_json()["stages"] != a.to_json()["stages"]
+    assert lr_search.RateSearch.from_json(json.loads(json.dumps(a.to_json()))) == a
+
+
+def test_a_stage_draws_on_its_own_stream():
+    """More confirm runs leave the coarse and refine stages' numbers as they were, byte for byte;
+    the confirm stage's first runs are its own draws, not shifted by the earlier stages."""
+    base = lr_search.search_rate(**CHEAP)
+    more = lr_search.search_rate(**{**CHEAP, "confirm_runs": 5})
+    assert _stages_json(more, ("coarse", "refine")) == _stages_json(base, ("coarse", "refine"))
+    for p, q in zip(base.stage("confirm").points, more.stage("confirm").points):
+        assert p.lr == q.lr and q.steps_rows[:3] == p.steps_rows and q.n == 5
+    refine_more = lr_search.search_rate(**{**CHEAP, "refine_runs": 3})
+    assert _stages_json(refine_more, ("coarse",)) == _stages_json(base, ("coarse",))
+    # every rate of a stage shares its draws (the same initialisations: the same step-0 probe losses);
+    # the stages do not
+    for stage in base.stages:
+        assert len({p.initial_rows for p in stage.points}) == 1
+    firsts = [s.points[0].initial_rows[:2] for s in base.stages]
+    assert len(set(firsts)) == 3
+
+
+def test_the_chosen_rate_is_interior_or_flagged():
+    search = lr_search.search_rate(**CHEAP)
+    confirm = search.stage("confirm")
+    assert search.rate == confirm.best and search.interior == (search.bound == 0)
+    if search.interior:
+        assert confirm.rates[0] < search.rate < confirm.rates[-1]
+    rates = [p.lr for p in confirm.points]
+    assert rates == sorted(rates) and all(p.n == CHEAP["confirm_runs"] for p in confirm.points)
+
+
+def _scripted(steps_at, loss_at=lambda lr: 0.1):
+    """A stand-in for training: every run at rate lr takes ``steps_at(lr)`` steps and ends at loss ``loss_at(lr)``."""
+    calls = []
+
+    def draw(cell, lr, runs, stage_seed, **kwargs):
+        calls.append(lr)
+        s, loss = float(steps_at(lr)), float(loss_at(lr))
+        return RatePoint(lr, runs, s, 0.0, loss, 0.0, (s,) * runs, (loss,) * runs, (0.7,) * runs)
+
+    draw.calls = calls
+    return draw
+
+
+def _valley(optimum):
+    return lambda lr: 10.0 + 40.0 * abs(math.log10(lr) - math.log10(optimum))
+
+
+@pytest.mark.parametrize("optimum, start", [(0.0178, 0.01), (0.025, 0.01), (0.7, 0.3), (0.01, 1.0), (1.0, 0.01)])
+def test_a_known_valley_is_found_to_a_quarter_decade(monkeypatch, optimum, start):
+    """Optima on and off the lattice, inside the first grid (0.0178, 0.025, 0.7) and beyond it
+    (0.01 from a grid 0.1-10 around 1, 1.0 from 1e-3-0.1 around 0.01: three extensions each)."""
+    monkeypatch.setattr(lr_search, "_draw", _scripted(_valley(optimum)))
+    search = lr_search.search_rate(**{**CHEAP, "start": start})
+    assert search.interior and search.bound == 0 and len(search.stages) == 3
+    assert abs(math.log10(search.rate) - math.log10(optimum)) <= 1 / 8 + 1e-3  # the nearest quarter-decade rate
+    coarse = search.stage("coarse")
+    assert coarse.rates[0] < coarse.best < coarse.rates[-1]
+    assert len(coarse.rates) <= CHEAP.get("coarse_width", 5) + 3
+
+
+def test_a_best_past_the_extensions_is_a_bound_not_an_optimum(monkeypatch):
+    monkeypatch.setattr(lr_search, "_draw", _scripted(lambda lr: 100.0 / (1.0 + lr)))  # ever faster
+    up = lr_search.search_rate(**CHEAP)
+    assert not up.interior and up.bound == 1 and [s.name for s in up.stages] == ["coarse"]
+    assert up.rate == up.stage("coarse").rates[-1] and len(up.stage("coarse").rates) == 5 + 3
+    monkeypatch.setattr(lr_search, "_draw", _scripted(lambda lr: 9.0))  # a tie everywhere: the smaller rate
+    tied = lr_search.search_rate(**CHEAP)
+    assert tied.bound == -1 and tied.rate == tied.stage("coarse").rates[0] == lr_search.lattice_rate(-18)
+
+
+def test_where_nothing_learns_the_final_loss_decides(monkeypatch):
+    # Every run censored (21 = steps + 1) at every rate: the capped final loss, smallest at 0.1, decides.
+    draw = _scripted(lambda lr: 21.0, loss_at=lambda lr: 0.2 + abs(math.log10(lr) + 1.0))
+    monkeypatch.setattr(lr_search, "_draw", draw)
+    search = lr_search.search_rate(**CHEAP)
+    assert search.rate == 0.1 and search.interior
+
+
+def test_the_steps_rule_comes_before_the_loss():
+    fast = RatePoint(0.1, 2, 5.0, 0.0, 0.4, 0.0, (5.0, 5.0), (0.4, 0.4), (0.7, 0.7))
+    slow = RatePoint(0.01, 2, 6.0, 0.0, 0.1, 0.0, (6.0, 6.0), (0.1, 0.1), (0.7, 0.7))
+    assert min([slow, fast], key=RatePoint.order) is fast
+    tie = RatePoint(0.3, 2, 5.0, 0.0, 0.4, 0.0, (5.0, 5.0), (0.4, 0.4), (0.7, 0.7))
+    assert min([tie, fast], key=RatePoint.order) is fast  # a tie of both: the smaller rate
+
+
+def test_the_lattice_is_quarter_decades():
+    assert [lr_search.lattice_rate(k) for k in range(-8, -3)] == [0.01, 0.0178, 0.0316, 0.0562, 0.1]
+    assert lr_search.lattice_rate(0) == 1.0 and lr_search.lattice_rate(2) == 3.16
+
+
+def test_a_cached_search_is_what_running_it_gives_and_is_not_run_again(tmp_path, monkeypatch):
+    monkeypatch.setenv("SDPA_CACHE", str(tmp_path))
+    lr_search._cached.cache_clear()
+    try:
+        cold = lr_search.cached_rate_search(**CHEAP)
+        assert cold == lr_search.search_rate(**CHEAP)
+        assert len(list((tmp_path / "lr-search").glob("*.json"))) == 1
+        lr_search._cached.cache_clear()
+
+        def refuse(**kwargs):
+            raise AssertionError("a cached search was run again")
+
+        monkeypatch.setattr(lr_search, "search_rate", refuse)
+        assert lr_search.cached_rate_search(**CHEAP) == cold
+        with pytest.raises(AssertionError, match="run again"):  # another option is another entry
+            lr_search.cached_rate_search(**{**CHEAP, "options": dict(steps=21, n_keys=8)})
+    finally:
+        lr_search._cached.cache_clear()
+
+
+@pytest.mark.parametrize("change, match", [
+    (dict(options=dict(lr=0.1)), "options"), (dict(options=dict(bogus=1)), "options"), (dict(options=[1]), "options"),
+    (dict(start=0.0), "start"), (dict(start=math.nan), "start"), (dict(start="0.1"), "start"),
+    (dict(coarse_runs=1), "coarse_runs"), (dict(confirm_runs=2.5), "confirm_runs"), (dict(coarse_width=2), "coarse_width"),
+    (dict(max_extensions=-1), "max_extensions"), (dict(seed=-1), "seed"), (dict(seed=np.random.SeedSequence(1)), "seed"),
+    (dict(d_k=0), "d_k"), (dict(scaling="cube"), "scaling"), (dict(options=dict(steps=0)), "steps"),
+])
+def test_bad_arguments_are_refused_by_name(change, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        lr_search.search_rate(**{**CHEAP, **change})
+
+
+@pytest.mark.parametrize("k", [0.5, 33, True, "1"])
+def test_lattice_rate_refuses_what_is_not_a_lattice_index(k):
+    with pytest.raises(ValueError, match="k must"):
+        lr_search.lattice_rate(k)
+
+
+def test_a_stage_not_run_is_refused_by_name(monkeypatch):
+    monkeypatch.setattr(lr_search, "_draw", _scripted(lambda lr: 100.0 / (1.0 + lr)))
+    with pytest.raises(ValueError, match="name"):
+        lr_search.search_rate(**CHEAP).stage("confirm")
+    with pytest.raises(TypeError, match="workers"):
+        lr_search.cached_rate_search(**CHEAP, workers=2)
+
+
+def test_a_stage_gives_the_window_its_losses():
+    """Each stage's rates are evenly spaced in log rate (whatever its extensions), so its losses
+    feed the learning-rate window and the LR sensitivity directly."""
+    from stats import lr_sensitivity, lr_window
+
+    search = lr_search.search_rate(**CHEAP)
+    for stage in search.stages:
+        rates, losses, initial = stage.losses()
+        assert losses.shape == (len(rates), stage.runs) and initial.shape == (stage.runs,)
+        assert np.all(losses <= initial[None, :])  # capped at each run's initial loss
+        win = lr_window(rates, losses, initial)
+        assert rates[0] <= win.low <= win.high <= rates[-1] and math.isfinite(win.mcse)
+        assert lr_sensitivity(rates, losses, initial).value >= 0
