@@ -336,3 +336,54 @@ def cached_rate_search(**arguments):
         raise TypeError(f"options must be a mapping of TrainingSim fields; got {type(options).__name__}")
     frozen = tuple(sorted((k, tuple(sorted(v.items())) if isinstance(v, Mapping) else v) for k, v in arguments.items()))
     return _cached(frozen)
+
+
+def _table(search):
+    """Lines of text: each stage's rates with their restricted mean steps and capped final loss
+    (standard errors), the stage's best, and its LR sensitivity and window with their MCSE."""
+    from .inference.lr_window import lr_sensitivity, lr_window
+
+    where = "interior" if search.interior else f"A BOUND: the best rate is {'>=' if search.bound == 1 else '<='} {search.rate:g}"
+    lines = [f"chosen rate {search.rate:g} ({where})"]
+    for stage in search.stages:
+        lines.append(f"{stage.name}: {stage.runs} runs a rate, best {stage.best:g}"
+                     + ("" if stage.edge == 0 else f" (at the {'top' if stage.edge == 1 else 'bottom'} end)"))
+        for p in stage.points:
+            lines.append(f"  lr={p.lr:<8g} steps {p.steps_mean:7.2f} +- {p.steps_se:5.2f}   final loss {p.loss_mean:.4f} +- "
+                         f"{p.loss_se:.4f}{'  *' if p.lr == stage.best else ''}")
+        rates, losses, initial = stage.losses()
+        s, w = lr_sensitivity(rates, losses, initial, seed=search.seed), lr_window(rates, losses, initial, seed=search.seed)
+        lines.append(f"  LR sensitivity {s.value:.4f} +- {s.mcse:.4f}; window {w.decades:.2f} +- {w.mcse:.2f} decades "
+                     f"[{w.low:g}, {w.high:g}]{' (reaches the grid end: a lower bound)' if w.reaches_edge else ''}")
+    return lines
+
+
+def main(argv=None):
+    """``python -m stats.lr_search``: search one cell's learning rate (or read it from the cache) and
+    print every stage's statistics, with the LR sensitivity and window of each stage's grid."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m stats.lr_search", description=main.__doc__)
+    parser.add_argument("--d-k", type=int, required=True)
+    parser.add_argument("--d-model", type=int, default=None)
+    parser.add_argument("--scaling", default="sqrt")
+    parser.add_argument("--optimizer", default="adam")
+    parser.add_argument("--start", type=float, required=True, help="a rate to centre the coarse grid on")
+    parser.add_argument("--seed", type=int, default=_training.LR_SEARCH_SEED)
+    parser.add_argument("--steps", type=int, default=_training.STEPS)
+    parser.add_argument("--coarse-runs", type=int, default=4)
+    parser.add_argument("--refine-runs", type=int, default=8)
+    parser.add_argument("--confirm-runs", type=int, default=24)
+    args = parser.parse_args(argv)
+    search = cached_rate_search(d_k=args.d_k, d_model=args.d_model, scaling=args.scaling, optimizer=args.optimizer,
+                                seed=args.seed, start=args.start, options={"steps": args.steps},
+                                coarse_runs=args.coarse_runs, refine_runs=args.refine_runs, confirm_runs=args.confirm_runs)
+    d_k, d_model, scaling, optimizer, options = search.cell
+    print(f"d_k={d_k}/d_model={d_model}/scaling={scaling}/optimizer={optimizer} "
+          + " ".join(f"{k}={v}" for k, v in options) + f"; seed {search.seed}; cache {cache_dir()}")
+    print("\n".join(_table(search)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -176,3 +176,16 @@ def test_a_stage_gives_the_window_its_losses():
         win = lr_window(rates, losses, initial)
         assert rates[0] <= win.low <= win.high <= rates[-1] and math.isfinite(win.mcse)
         assert lr_sensitivity(rates, losses, initial).value >= 0
+
+
+def test_the_command_prints_every_stage_and_its_window(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("SDPA_CACHE", str(tmp_path))
+    lr_search._cached.cache_clear()
+    try:
+        assert lr_search.main(["--d-k", "16", "--start", "0.01", "--steps", "20", "--seed", "7", "--coarse-runs", "2",
+                               "--refine-runs", "2", "--confirm-runs", "3"]) == 0
+    finally:
+        lr_search._cached.cache_clear()
+    out = capsys.readouterr().out
+    assert "chosen rate" in out and all(f"{name}:" in out for name in ("coarse", "refine", "confirm"))
+    assert out.count("LR sensitivity") == 3 and "steps=20" in out

@@ -105,6 +105,10 @@ class RatePilot:
         return dict(self.grids)[optimizer]
 
 
+#: The root seed of the adaptive learning-rate searches (:mod:`stats.lr_search`): the pilots' seed,
+#: a search's stages being its spawned children.
+LR_SEARCH_SEED = 4_3_2027
+
 #: The pilot of the claims' best rates: 8 seeds a cell on a seed of its own (the default
 #: seed's successor, fixed when the pilot was first written into the pipeline, never tuned).
 RATE_PILOT = RatePilot(name="training-best-lr", seed=4_3_2027, cells=BEST_LR_CELLS, grids=tuple(GRIDS.items()), runs=8,
