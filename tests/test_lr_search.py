@@ -189,3 +189,19 @@ def test_the_command_prints_every_stage_and_its_window(tmp_path, monkeypatch, ca
     out = capsys.readouterr().out
     assert "chosen rate" in out and all(f"{name}:" in out for name in ("coarse", "refine", "confirm"))
     assert out.count("LR sensitivity") == 3 and "steps=20" in out
+
+
+def test_a_refined_best_past_its_extensions_is_a_bound(monkeypatch):
+    """Coarse sees a valley at 0.01; the refine stage (its own draws) finds ever faster rates: it is
+    extended a quarter decade at a time, three times, and the search stops with a bound."""
+    def draw(cell, lr, runs, stage_seed, **kwargs):
+        stage = stage_seed.spawn_key[-1]
+        s = _valley(0.01)(lr) if stage == 0 else 100.0 / (1.0 + lr)
+        return RatePoint(lr, runs, s, 0.0, 0.1, 0.0, (s,) * runs, (0.1,) * runs, (0.7,) * runs)
+
+    monkeypatch.setattr(lr_search, "_draw", draw)
+    search = lr_search.search_rate(**CHEAP)
+    assert [s.name for s in search.stages] == ["coarse", "refine"] and search.stage("coarse").best == 0.01
+    assert not search.interior and search.bound == 1
+    assert search.stage("refine").rates == tuple(lr_search.lattice_rate(k) for k in range(-10, -2))
+    assert search.rate == lr_search.lattice_rate(-3)
