@@ -150,7 +150,7 @@ GOOD = {
     "SpectrumSim": ((8, 8), {}),
     "StableSoftmaxSim": ((), dict(dtype="float16", n_keys=8)),
     "T5Sim": ((8, "adam"), {}),
-    "TrainingSim": ((8, "sqrt", "adam", 0.01, 3, 8), {}),
+    "TrainingSim": ((8, "sqrt", "adam", 0.01, 3, 8), dict(warmup=1, stop_when_learned=False)),
     "LRSweepSim": ((8, (0.01, 0.1)), dict(steps=2)),
     "FoldingSim": ((8, "adam", 0.01, 3), {}),
     "fold_gaps": (([np.random.default_rng(0)], [np.random.default_rng(0)]), dict(d_k=4, d_model=4, optimizer="adam", lr=0.01, steps=2)),
@@ -159,11 +159,18 @@ GOOD = {
     "qk_normalize": ((np.ones((2, 3)), np.ones((2, 3))), {}),
     "t5_fold_divisor": ((64,), {}),
     "Heads": (([np.random.default_rng(0), np.random.default_rng(1)],), dict(d_model=4, d_k=4, scaling=stats.SCALINGS["sqrt"], n_keys=3)),
-    "Trainer": (([np.random.default_rng(0), np.random.default_rng(1)],), dict(d_k=4, d_model=4, lr=0.01, steps=2)),
+    "Trainer": (([np.random.default_rng(0), np.random.default_rng(1)],), dict(d_k=4, d_model=4, lr=0.01, steps=2, warmup=1,
+                                                                             stop_when_learned=False)),
     "optimizer_named": (("adam",), {}),
     "scaling_named": (("sqrt",), {}),
     "retrieval_episodes": (([np.random.default_rng(0), np.random.default_rng(1)], 3, 4), {}),
-    "train_heads": (([np.random.default_rng(0), np.random.default_rng(1)],), dict(d_k=4, d_model=4, lr=0.01, steps=2)),
+    "train_heads": (([np.random.default_rng(0), np.random.default_rng(1)],), dict(d_k=4, d_model=4, lr=0.01, steps=2, warmup=1,
+                                                                                 stop_when_learned=False)),
+    "check_warmup": ((3, 10), {}),
+    "warmed_lr": ((np.full(2, 0.01), 1, 4), {}),
+    "check_stop_when_learned": ((True, 100), {}),
+    "keep_runs": (({"m": np.ones((2, 3)), "rngs": [np.random.default_rng(0), np.random.default_rng(1)]}, np.array([True, False])), {}),
+    "survival_to_accuracy": ((np.array([1.0, 2.0, 5.0, 11.0]),), dict(steps=10, by=5, horizon=11)),
     "checkpoint_steps": ((8,), {}),
     "retrieval_targets": ((np.ones((2, 3, 4)), np.array([[2, 0, 1], [0, 1, 2]])), {}),
     "adam_update": ((np.ones((2, 3)), {}, 1, 0.01), {}),
@@ -226,6 +233,8 @@ RECORDS = {
     "SDPADispatch",
     # The kinds of scaling and optimiser (stats.SCALINGS, stats.OPTIMIZERS hold the instances the trainer takes by name).
     "Optimizer", "Scaling",
+    # Kaplan-Meier's answer (survival_to_accuracy validates its inputs).
+    "Survival",
 }
 
 BAD = {

@@ -1,5 +1,6 @@
 """The inference engine: streaming estimators with Monte Carlo standard errors, calibrated
-tests, and the experiment design that sizes every check."""
+tests, the experiment design that sizes every check, and Kaplan--Meier survival to an event
+under a budget (:mod:`~stats.inference.survival`)."""
 
 from types import ModuleType as _ModuleType
 
@@ -36,6 +37,7 @@ from .significance import (
     variance_ratio_test,
     variance_test,
 )
+from .survival import Survival, survival_to_accuracy
 from .tails import (
     TAIL_FRACTION,
     TAIL_LIMIT,

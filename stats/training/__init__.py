@@ -7,6 +7,8 @@ r"""Training attention heads, many seeded runs at once: the training wing.
 * :mod:`~stats.training.task` -- the retrieval task (episodes and targets);
 * :mod:`~stats.training.model` -- a batch of single heads: scores, loss, gradients;
 * :mod:`~stats.training.diagnostics` -- the probe episode and the step-0 gradient check;
+* :mod:`~stats.training.schedule` -- the learning rate's linear warm-up;
+* :mod:`~stats.training.stopping` -- stopping a run once it holds its accuracy, and compacting a batch;
 * :mod:`~stats.training.trainer` -- the training step (:class:`Trainer`) and :func:`train_heads`;
 * :mod:`~stats.training.folding` -- T5's folding as a reparameterisation (:func:`fold_gaps`);
 * :mod:`~stats.training.simulations` -- the runs as simulations of the engine.
@@ -30,6 +32,8 @@ from .scalings import (
     scaling_named,
     t5_fold_divisor,
 )
+from .schedule import check_warmup, warmed_lr
+from .stopping import HOLD_STEPS, check_stop_when_learned, keep_runs
 from .simulations import FoldingSim, LRSweepSim, TrainingSim
 from .task import QUERY_NOISE, retrieval_episodes, retrieval_targets
 from .trainer import OUTCOMES, UNSTABLE_LOSS, UNSTABLE_RISE, Trainer, train_heads
@@ -39,6 +43,7 @@ __all__ = [
     "ADAM_EPS",
     "CHECKPOINTS",
     "FIRST_STEP_OPTIMIZERS",
+    "HOLD_STEPS",
     "FOLDING_OUTCOMES",
     "HEAD_SCALINGS",
     "OPTIMIZERS",
@@ -58,8 +63,11 @@ __all__ = [
     "TrainingSim",
     "adafactor_update",
     "adam_update",
+    "check_stop_when_learned",
+    "check_warmup",
     "checkpoint_steps",
     "fold_gaps",
+    "keep_runs",
     "folded_query_lr_factor",
     "mup_lr_multiplier",
     "optimizer_named",
@@ -70,4 +78,5 @@ __all__ = [
     "scaling_named",
     "t5_fold_divisor",
     "train_heads",
+    "warmed_lr",
 ]

@@ -23,6 +23,8 @@ from .folding import FOLDING_OUTCOMES, fold_gaps
 from .model import OWN_FORMULAS
 from .optimizers import MAX_STEPS, OPTIMIZERS, optimizer_named
 from .scalings import SCALINGS, scaling_named
+from .schedule import check_warmup
+from .stopping import check_stop_when_learned
 from .trainer import OUTCOMES, train_heads
 
 __all__ = ["BLOCK_BYTES", "MAX_GRID", "FoldingSim", "LRSweepSim", "TrainingSim"]
@@ -65,7 +67,10 @@ class TrainingSim(Simulation):
     ``mup_base`` (a base width :math:`d_0`) gives :math:`W_Q` and :math:`W_K` muP's learning
     rate :math:`\eta\,d_0/d_{model}` (:func:`~stats.training.scalings.mup_lr_multiplier`);
     ``gain_lr`` is QK-norm's gain's own learning rate (None: ``lr``); ``track_logits``
-    records every step's largest logit.
+    records every step's largest logit; ``stop_when_learned`` stops each run once it holds its
+    accuracy (taken out of its block) and ``warmup`` warms the rate up (both as in
+    :func:`~stats.training.trainer.train_heads`; at their defaults the stream key is the one
+    a run had before they existed).
     """
 
     d_k: int
@@ -78,6 +83,8 @@ class TrainingSim(Simulation):
     mup_base: int | None = None
     gain_lr: float | None = None
     track_logits: bool = False
+    stop_when_learned: bool = False
+    warmup: int = 0
 
     statistics: ClassVar[tuple[str, ...]] = OUTCOMES
 
@@ -106,12 +113,18 @@ class TrainingSim(Simulation):
             check_positive(self.gain_lr, "gain_lr")
         if not isinstance(self.track_logits, bool):
             raise TypeError(f"track_logits must be True or False; got {self.track_logits!r}")
+        check_stop_when_learned(self.stop_when_learned, self.steps)
+        check_warmup(self.warmup, self.steps)
 
     @property
     def key(self):
         extra = {name: getattr(self, name) for name in ("mup_base", "gain_lr") if getattr(self, name) is not None}
         if self.track_logits:
             extra["track_logits"] = 1
+        if self.stop_when_learned:
+            extra["stop_when_learned"] = 1
+        if self.warmup:
+            extra["warmup"] = self.warmup
         return stream_key("training", d_k=self.d_k, d_model=self.d_model, scaling=self.scaling, optimizer=self.optimizer,
                           lr=float(self.lr), steps=self.steps, n_keys=self.n_keys, **extra)
 
@@ -138,7 +151,8 @@ class TrainingSim(Simulation):
         rngs = [block_generator(sim_seed, block, i) for i in range(rows)]
         return train_heads(rngs, d_k=self.d_k, d_model=self.d_model, scaling=self.scaling, optimizer=self.optimizer,
                            lr=self.lr, steps=self.steps, n_keys=self.n_keys, formulas=formulas,
-                           lr_factors=self.lr_factors(formulas), track_logits=self.track_logits)
+                           lr_factors=self.lr_factors(formulas), track_logits=self.track_logits,
+                           stop_when_learned=self.stop_when_learned, warmup=self.warmup)
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,8 @@ from .diagnostics import (CHECKPOINTS, ONE_HOT, PROBE_EPISODES, PROBE_EVERY, PRO
 from .model import OWN_FORMULAS, Heads
 from .optimizers import ADAM_EPS, MAX_STEPS, OPTIMIZERS, optimizer_named
 from .scalings import scaling_named
+from .schedule import check_warmup, warmed_lr
+from .stopping import HOLD_STEPS, check_stop_when_learned, keep_runs
 from .task import QUERY_NOISE, check_generators, check_noise, retrieval_episodes
 
 __all__ = [
@@ -111,7 +113,7 @@ class Trainer:
     """
 
     def __init__(self, rngs, *, d_k, d_model, scaling="sqrt", optimizer="adam", lr, steps, n_keys=32, noise=QUERY_NOISE,
-                 formulas=None, lr_factors=None, adam_eps=None, track_logits=False):
+                 formulas=None, lr_factors=None, adam_eps=None, track_logits=False, stop_when_learned=False, warmup=0):
         check_generators(rngs)
         d_k = check_d_k(d_k)
         d_model = check_integer(d_model, "d_model", maximum=MAX_D_K)
@@ -162,6 +164,26 @@ class Trainer:
         self.diverged_at = np.full(n, steps + 1, dtype=np.int64)
         self.unstable_at = np.full(n, steps + 1, dtype=np.int64)
         self.live = np.ones(n, dtype=bool)
+        self._start_stopping(stop_when_learned, warmup)
+
+    def _start_stopping(self, stop_when_learned, warmup):
+        """The warm-up and the early stop: each run's place in the batch it began in, and where it stopped."""
+        self.stop_when_learned = check_stop_when_learned(stop_when_learned, self.steps)
+        self.warmup = check_warmup(warmup, self.steps)
+        self.rows = np.arange(self.n)
+        #: Per run of the batch as it began: the step at which it stopped (steps + 1: it did not).
+        self.stopped_at = np.full(self.n, self.steps + 1, dtype=np.int64)
+        self.final = {}
+
+    @property
+    def running(self):
+        """How many runs are still training (all of them unless ``stop_when_learned``)."""
+        return len(self.rows)
+
+    @property
+    def steps_run(self):
+        """Per run of the batch as it began: the steps it trained (its stop, else the budget)."""
+        return np.minimum(self.stopped_at, self.steps)
 
     def step(self, t):
         """Step ``t`` (1, 2, ...): a fresh episode, its gradient, each parameter's update, the checkpoint."""
@@ -177,6 +199,45 @@ class Trainer:
         self._checkpoint(t)
         if t % PROBE_EVERY == 0 or t in self.marks or t == self.steps:
             self._probe_learning(t)
+            if self.stop_when_learned:
+                self._stop(t, self.above_from <= t - HOLD_STEPS)
+
+    #: The trainer's own per-run records besides ``out`` (kept for a run when it stops).
+    _COUNTERS = ("first", "above_from", "probe_acc", "diverged_at", "unstable_at")
+
+    def _stop(self, t, stop):
+        """Take the runs ``stop`` out of the batch at step ``t``: their probe statistics now stand for
+        every later checkpoint, their records are kept, and every per-run array loses their rows."""
+        if not stop.any():
+            return
+        out = self.out
+        now = probe(self.heads, *self.probe, self.formulas, self.initial)[1]
+        later = [k for k, m in enumerate(self.marks) if m > t]
+        for name in PROBE_STATISTICS:
+            for k in later:  # a checkpoint not reached yet: 0 for the runs that go on (set when they reach it)
+                out[f"{name}_{k}"] = np.where(stop, now[name], out.get(f"{name}_{k}", 0.0))
+        if later:
+            for name in ("max_logit", "q_square", "k_square", "onehot"):
+                out[f"{name}_final"] = np.where(stop, now[name], out[f"{name}_final"])
+        self.stopped_at[self.rows[stop]] = t
+        self._keep_records(stop)
+        keep = ~stop
+        heads = self.heads
+        heads.params, heads.WV = keep_runs(heads.params, keep), heads.WV[keep]
+        for name in ("rngs", "rates", "probe", "held_out", "initial", "start_scores", "out", "previous_onehot",
+                     "unstable_loss", "states", "live", "rows") + self._COUNTERS:
+            setattr(self, name, keep_runs(getattr(self, name), keep))
+        self.spare = {}  # next step's buffers are made at the new batch size
+        self.n = len(self.rows)
+
+    def _keep_records(self, which):
+        """Copy the per-run records of the runs ``which`` into :attr:`final` (indexed by the batch as it began)."""
+        records = {**self.out, **{f"trainer.{c}": getattr(self, c) for c in self._COUNTERS}}
+        for name, v in records.items():
+            v = np.asarray(v)
+            if name not in self.final:
+                self.final[name] = np.zeros(len(self.stopped_at), dtype=v.dtype)
+            self.final[name][self.rows[which]] = v[which]
 
     def _probe_learning(self, t):
         """The held-out probe's accuracy at step ``t``: where a stretch at the target starts and where one breaks."""
@@ -207,7 +268,7 @@ class Trainer:
         ok = self.live.copy()
         for name, w in self.heads.params.items():
             g = grads[name]
-            lr = self.rates[name]
+            lr = warmed_lr(self.rates[name], t, self.warmup)
             buffer = self.spare.setdefault(name, np.empty_like(w))
             with np.errstate(over="ignore", invalid="ignore"):
                 new[name], lo, hi = self.optimizer.update(
@@ -252,13 +313,19 @@ class Trainer:
             self.out[name] = np.where(newly, share, self.out[name])
 
     def outcomes(self):
-        """The per-run outcomes (:data:`OUTCOMES`) after the last step."""
-        out, marks, steps, first = self.out, self.marks, self.steps, self.first
+        """The per-run outcomes (:data:`OUTCOMES`) after the last step, in the order of the batch as it began."""
+        if self.running:
+            self._keep_records(np.ones(self.running, dtype=bool))
+        final, marks, steps = self.final, self.marks, self.steps
+        out = {name: v for name, v in final.items() if not name.startswith("trainer.")}
+        first, above_from = final["trainer.first"], final["trainer.above_from"]
         last = CHECKPOINTS - 1
-        # Learned: the probe at the target at the last two checkpoints and at every probe between;
-        # its steps to accuracy, the step from which the probe stayed there (steps + 1: not learned).
-        learned = self.above_from <= marks[last - 1]
-        reached = np.where(learned, self.above_from, steps + 1)
+        if self.stop_when_learned:  # learned: stopped, its probe at the target for HOLD_STEPS
+            learned = self.stopped_at <= steps
+        else:  # the probe at the target at the last two checkpoints and at every probe between
+            learned = above_from <= marks[last - 1]
+        # Its steps to accuracy: where that stretch at the target began (steps + 1: not learned).
+        reached = np.where(learned, above_from, steps + 1)
         out.update(
             {f"learned_by_{k}": (reached <= m).astype(np.float64) for k, m in enumerate(marks)},
             pattern_frozen=(out[f"frozen_{last}"] >= FROZEN_SHARE).astype(np.float64),
@@ -270,11 +337,11 @@ class Trainer:
             steps_to_accuracy=reached.astype(np.float64),
             learned_episode=(first <= steps).astype(np.float64),
             steps_to_episode_accuracy=first.astype(np.float64),
-            probe_accuracy_final=np.asarray(self.probe_acc, dtype=np.float64),
-            diverged=(self.diverged_at <= steps).astype(np.float64),
-            divergence_step=self.diverged_at.astype(np.float64),
-            unstable=(self.unstable_at <= steps).astype(np.float64),
-            unstable_step=self.unstable_at.astype(np.float64),
+            probe_accuracy_final=np.asarray(final["trainer.probe_acc"], dtype=np.float64),
+            diverged=(final["trainer.diverged_at"] <= steps).astype(np.float64),
+            divergence_step=final["trainer.diverged_at"].astype(np.float64),
+            unstable=(final["trainer.unstable_at"] <= steps).astype(np.float64),
+            unstable_step=final["trainer.unstable_at"].astype(np.float64),
         )
         out["large_logit"] = (out["max_logit_train"] > LARGE_LOGIT).astype(np.float64)
         out["onehot_before_majority"] = (out["onehot_before_unstable"] > 0.5).astype(np.float64)
@@ -282,7 +349,7 @@ class Trainer:
 
 
 def train_heads(rngs, *, d_k, d_model, scaling="sqrt", optimizer="adam", lr, steps, n_keys=32, noise=QUERY_NOISE,
-                formulas=None, lr_factors=None, adam_eps=None, track_logits=False):
+                formulas=None, lr_factors=None, adam_eps=None, track_logits=False, stop_when_learned=False, warmup=0):
     r"""Train ``len(rngs)`` heads on the retrieval task, one run per generator (:mod:`stats.training`).
 
     ``scaling`` is a name in :data:`~stats.training.scalings.SCALINGS`, ``optimizer`` one in
@@ -295,7 +362,21 @@ def train_heads(rngs, *, d_k, d_model, scaling="sqrt", optimizer="adam", lr, ste
     applies to all: ``"WQ"``, ``"WK"``, and those the scaling adds); ``adam_eps`` is Adam's
     :math:`\varepsilon` (default ``ADAM_EPS``), one number or per parameter;
     ``track_logits`` records the largest logit of every step's episode (one product more a
-    step).  Returns a dict of 1-D arrays, one entry per run, named in :data:`OUTCOMES`:
+    step).  ``warmup`` (steps, 0: none, else in [1, steps)) warms the rate up linearly from
+    ``lr / warmup`` at step 1 to ``lr`` at step ``warmup``, under every optimiser
+    (:mod:`~stats.training.schedule`).
+
+    ``stop_when_learned`` stops each run at the first probed step at which its held-out
+    probe has been >= 0.9 at every probe for at least :data:`~stats.training.stopping.HOLD_STEPS`
+    steps (``steps`` must be at least ``HOLD_STEPS + PROBE_EVERY``): the run has *learned*, its
+    ``steps_to_accuracy`` is where that stretch began, and it is taken out of the batch, so it
+    costs nothing more.  Its checkpoint statistics (``{s}_{k}``, ``..._final``) at checkpoints
+    after its stop are its values at the stop, and its other records stop there too (an
+    unstable or diverged run after the stop cannot happen).  A run that never stops is not
+    learned and is censored at ``steps + 1``, however it ends.  Each run keeps its own stream,
+    so its outcomes are the same whatever it is batched with.
+
+    Returns a dict of 1-D arrays, one entry per run, named in :data:`OUTCOMES`:
 
     * ``learned``: 1 when the run's held-out probe (``PROBE_EPISODES`` fixed episodes, measured
       every ``PROBE_EVERY`` steps and at every checkpoint) is answered with accuracy >= 0.9 at
@@ -345,7 +426,9 @@ def train_heads(rngs, *, d_k, d_model, scaling="sqrt", optimizer="adam", lr, ste
     """
     trainer = Trainer(rngs, d_k=d_k, d_model=d_model, scaling=scaling, optimizer=optimizer, lr=lr, steps=steps,
                       n_keys=n_keys, noise=noise, formulas=formulas, lr_factors=lr_factors, adam_eps=adam_eps,
-                      track_logits=track_logits)
+                      track_logits=track_logits, stop_when_learned=stop_when_learned, warmup=warmup)
     for t in range(1, trainer.steps + 1):
+        if not trainer.running:
+            break
         trainer.step(t)
     return trainer.outcomes()
