@@ -18,6 +18,7 @@ import numpy as np
 from .._validation import MAX_D_K, check_d_k, check_integer, check_positive
 from ..engine.simulation import Simulation
 from ..engine.streams import block_generator, stream_key
+from .arrays import check_dtype
 from .diagnostics import CHECKPOINTS
 from .folding import FOLDING_OUTCOMES, fold_gaps
 from .model import OWN_FORMULAS
@@ -65,7 +66,9 @@ class TrainingSim(Simulation):
     ``mup_base`` (a base width :math:`d_0`) gives :math:`W_Q` and :math:`W_K` muP's learning
     rate :math:`\eta\,d_0/d_{model}` (:func:`~stats.training.scalings.mup_lr_multiplier`);
     ``gain_lr`` is QK-norm's gain's own learning rate (None: ``lr``); ``track_logits``
-    records every step's largest logit.
+    records every step's largest logit; ``dtype`` is the precision the runs train in
+    (``"float32"`` or ``"float64"``; a float32 simulation names its own streams, so every
+    float64 one keeps the streams it had).
     """
 
     d_k: int
@@ -78,6 +81,7 @@ class TrainingSim(Simulation):
     mup_base: int | None = None
     gain_lr: float | None = None
     track_logits: bool = False
+    dtype: str = "float64"
 
     statistics: ClassVar[tuple[str, ...]] = OUTCOMES
 
@@ -85,7 +89,8 @@ class TrainingSim(Simulation):
     def block_rows(self):
         """Runs trained together: 16, fewer for wide heads, so that a block's parameters,
         gradients and optimiser state (about eight d_model x d_k arrays a run) stay within 32 MiB."""
-        per_run = 8 * 8 * self.d_model * self.d_k + SCALINGS[self.scaling].extra_bytes(self.n_keys, self.d_k)
+        size = check_dtype(self.dtype).itemsize
+        per_run = 8 * size * self.d_model * self.d_k + SCALINGS[self.scaling].extra_bytes(self.n_keys, self.d_k) * size // 8
         return int(min(16, max(1, BLOCK_BYTES // per_run)))
 
     @property
@@ -106,12 +111,15 @@ class TrainingSim(Simulation):
             check_positive(self.gain_lr, "gain_lr")
         if not isinstance(self.track_logits, bool):
             raise TypeError(f"track_logits must be True or False; got {self.track_logits!r}")
+        check_dtype(self.dtype)
 
     @property
     def key(self):
         extra = {name: getattr(self, name) for name in ("mup_base", "gain_lr") if getattr(self, name) is not None}
         if self.track_logits:
             extra["track_logits"] = 1
+        if self.dtype != "float64":  # the default is left out of the key: float64 runs keep their streams
+            extra["dtype"] = self.dtype
         return stream_key("training", d_k=self.d_k, d_model=self.d_model, scaling=self.scaling, optimizer=self.optimizer,
                           lr=float(self.lr), steps=self.steps, n_keys=self.n_keys, **extra)
 
@@ -138,7 +146,7 @@ class TrainingSim(Simulation):
         rngs = [block_generator(sim_seed, block, i) for i in range(rows)]
         return train_heads(rngs, d_k=self.d_k, d_model=self.d_model, scaling=self.scaling, optimizer=self.optimizer,
                            lr=self.lr, steps=self.steps, n_keys=self.n_keys, formulas=formulas,
-                           lr_factors=self.lr_factors(formulas), track_logits=self.track_logits)
+                           lr_factors=self.lr_factors(formulas), track_logits=self.track_logits, dtype=self.dtype)
 
 
 @dataclass(frozen=True)
