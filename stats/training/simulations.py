@@ -2,8 +2,9 @@
 
 :class:`TrainingSim` trains heads (:func:`~stats.training.trainer.train_heads`),
 :class:`FoldingSim` a folded head beside the divided head that equals it
-(:func:`~stats.training.folding.fold_gaps`), :class:`LRSweepSim` one seed at every rate of
-a grid.  Each names its streams by its fields (``key``), so a run's numbers depend on what
+(:func:`~stats.training.folding.fold_gaps`), :class:`PrecisionSim` a float32 run beside the
+float64 run of the same seed (:func:`~stats.training.precision.precision_gaps`),
+:class:`LRSweepSim` one seed at every rate of a grid.  Each names its streams by its fields (``key``), so a run's numbers depend on what
 it is, not on what else is simulated.
 """
 
@@ -23,10 +24,11 @@ from .diagnostics import CHECKPOINTS
 from .folding import FOLDING_OUTCOMES, fold_gaps
 from .model import OWN_FORMULAS
 from .optimizers import MAX_STEPS, OPTIMIZERS, optimizer_named
+from .precision import PRECISION_OUTCOMES, precision_gaps
 from .scalings import SCALINGS, scaling_named
 from .trainer import OUTCOMES, train_heads
 
-__all__ = ["BLOCK_BYTES", "MAX_GRID", "FoldingSim", "LRSweepSim", "TrainingSim"]
+__all__ = ["BLOCK_BYTES", "MAX_GRID", "FoldingSim", "LRSweepSim", "PrecisionSim", "TrainingSim"]
 
 #: What a block of runs may hold: parameters, gradients and optimiser state.
 BLOCK_BYTES = 32 << 20
@@ -195,6 +197,57 @@ class FoldingSim(Simulation):
         copies = [[block_generator(sim_seed, block, i) for i in range(rows)] for _ in range(2)]
         return fold_gaps(*copies, d_k=self.d_k, d_model=self.d_model, optimizer=self.optimizer, lr=self.lr,
                          steps=self.steps, n_keys=self.n_keys, match_eps=self.match_eps, formulas=formulas)
+
+
+@dataclass(frozen=True)
+class PrecisionSim(Simulation):
+    """A float64 run and the float32 run of the same seed, per row (:func:`~stats.training.precision.precision_gaps`): both from one stream."""
+
+    d_k: int
+    scaling: str = "sqrt"
+    optimizer: str = "adam"
+    lr: float = 1e-2
+    steps: int = 150
+    d_model: int | None = None
+    n_keys: int = 32
+
+    statistics: ClassVar[tuple[str, ...]] = PRECISION_OUTCOMES
+
+    @property
+    def block_rows(self):
+        """Runs trained together: each holds a float64 and a float32 head (12 bytes an entry), within 32 MiB."""
+        per_run = 8 * 12 * self.d_model * self.d_k + SCALINGS[self.scaling].extra_bytes(self.n_keys, self.d_k) * 3 // 2
+        return int(min(16, max(1, BLOCK_BYTES // per_run)))
+
+    @property
+    def uses(self):
+        return self._training().uses
+
+    def _training(self):
+        return TrainingSim(self.d_k, self.scaling, self.optimizer, self.lr, self.steps, self.d_model, self.n_keys)
+
+    def __post_init__(self):
+        _check_run_fields(self)
+        scaling_named(self.scaling)
+
+    @property
+    def key(self):
+        return stream_key("precision", d_k=self.d_k, d_model=self.d_model, scaling=self.scaling, optimizer=self.optimizer,
+                          lr=float(self.lr), steps=self.steps, n_keys=self.n_keys)
+
+    @property
+    def cost(self):
+        return 2 * self._training().cost
+
+    @property
+    def effort(self):
+        """Two runs' :func:`_run_effort` (a float32 step costs less; counted as a float64 one)."""
+        return 2 * self._training().effort
+
+    def run_block(self, sim_seed, block, rows, formulas, chunk_size):
+        copies = [[block_generator(sim_seed, block, i) for i in range(rows)] for _ in range(2)]
+        return precision_gaps(*copies, d_k=self.d_k, d_model=self.d_model, scaling=self.scaling, optimizer=self.optimizer,
+                              lr=self.lr, steps=self.steps, n_keys=self.n_keys, formulas=formulas)
 
 
 def _check_lr_grid(lrs, name="lrs"):
