@@ -304,7 +304,8 @@ def train_heads(rngs, *, d_k, d_model, scaling="sqrt", optimizer="adam", lr, ste
     step).  ``dtype`` (``"float32"`` or ``"float64"``) is the precision the run trains in:
     its parameters, episodes, forward and backward pass and optimiser state
     (:mod:`~stats.training.model`: the same draws, rounded); ``gradient_error`` is checked
-    in float64 on a float64 copy of the step-0 parameters, and the outcomes are float64.
+    in float64 on a float64 copy of the step-0 parameters; the probe's statistics are float64
+    (``first_step_logit_change``, made in :meth:`Trainer.step`, keeps the run's precision).
     Returns a dict of 1-D arrays, one entry per run, named in :data:`OUTCOMES`:
 
     * ``learned``: 1 when the run's held-out probe (``PROBE_EPISODES`` fixed episodes, measured
