@@ -293,27 +293,41 @@ def attention_benchmarks(reps):
     return rows
 
 
+#: The training step's shapes: (d_k = d_model, runs, precision).  At d = 1024 (issue 34's widest head) a block of
+#: 4 runs in each precision, each beside its own products in its own precision.
+TRAINING_SHAPES = ((256, 16, "float64"), (64, 16, "float64"), (1024, 4, "float64"), (1024, 4, "float32"))
+#: Steps a timing at d = 1024 averages (three of them, each beside its products).
+WIDE_STEPS = 6
+
+
 def training_benchmarks(reps):
-    """One vectorised training step (16 runs, T = 32) against its matrix products, on one thread.
+    """One vectorised training step (16 runs, T = 32; 4 at d = 1024) against its matrix products, on one thread.
 
     A step's time is the difference of two runs of S and 2S steps over S (so the start-up
-    and the probe measurements cancel); the products are the step's ten: three projections,
+    and the probe measurements cancel; at d = 1024, where the start-up is seconds and the
+    difference drowns in its noise, the mean of S steps of one :class:`stats.Trainer`, its
+    held-out probes every third step included); the products are the step's ten: three projections,
     the scores and the output, dV, dA, dQ, dK, and the two weight gradients, on the same shapes.
     The step is also taken apart, each part timed beside the products: its forward and
     backward pass (the loss, the section's backward, the weight gradients), the fresh
-    episode's draws, and the rest (the optimiser's update and the divergence check).
+    episode's draws, and the rest (the optimiser's update and the divergence check).  At d = 1024
+    the step runs in float64 and in float32 (its products in its own precision), and the
+    memory of a block of runs (:class:`stats.TrainingSim`'s ``block_rows``, and 4 runs) is
+    measured in MiB per worker.
     """
     from threadpoolctl import threadpool_limits
 
     from stats import training
 
-    R, T, S = 16, 32, 10
+    T, S = 32, 10
     rows = []
     with threadpool_limits(1):
-        for d in (256, 64):
+        for d, R, dtype in TRAINING_SHAPES:
             rng = np.random.default_rng(0)
-            X, Xq = rng.standard_normal((2, R, T, d))
-            W = rng.standard_normal((3, R, d, d))
+            X, Xq = rng.standard_normal((2, R, T, d)).astype(dtype)
+            W = rng.standard_normal((3, R, d, d)).astype(dtype)
+            wide = d > 256  # the rows at d = 1024 name their precision; the narrow ones keep their names
+            shape = f"d_k = d_model = {d}" + (f", {dtype}" if wide else "")
 
             def products():
                 Q, K, V = Xq @ W[0], X @ W[1], X @ W[2]
@@ -325,7 +339,7 @@ def training_benchmarks(reps):
                 np.swapaxes(Xq, 1, 2) @ dQ, np.swapaxes(X, 1, 2) @ dK
 
             rngs = [np.random.default_rng([5, i]) for i in range(R)]
-            heads = training.Heads(rngs, d_model=d, d_k=d, scaling=training.SCALINGS["sqrt"], n_keys=T)
+            heads = training.Heads(rngs, d_model=d, d_k=d, scaling=training.SCALINGS["sqrt"], n_keys=T, dtype=dtype)
             episode = training.retrieval_episodes(rngs, T, d, training.QUERY_NOISE)
 
             def per_call(f, number=S):
@@ -339,7 +353,7 @@ def training_benchmarks(reps):
             for optimizer in ("sgd", "adam"):
                 def train(steps):
                     training.train_heads([np.random.default_rng([5, i]) for i in range(R)], d_k=d, d_model=d, scaling="sqrt",
-                                         optimizer=optimizer, lr=1e-2, steps=steps)
+                                         optimizer=optimizer, lr=1e-2, steps=steps, dtype=dtype)
 
                 def step():
                     t0 = time.perf_counter()
@@ -348,26 +362,61 @@ def training_benchmarks(reps):
                     train(2 * S)
                     return ((time.perf_counter() - t1) - (t1 - t0)) / S
 
+                if wide:
+                    trainer = training.Trainer([np.random.default_rng([5, i]) for i in range(R)], d_k=d, d_model=d,
+                                               scaling="sqrt", optimizer=optimizer, lr=1e-2, steps=10**4, dtype=dtype)
+                    trainer.step(1)  # step 1 also measures the first step's logit change
+                    steps_taken = iter(range(2, 10**4))
+
+                    def step():
+                        t0 = time.perf_counter()
+                        for _ in range(WIDE_STEPS):
+                            trainer.step(next(steps_taken))
+                        return (time.perf_counter() - t0) / WIDE_STEPS
+
                 times = {k: [] for k in ("step", "products", *parts)}
-                for _ in range(max(3, reps // 3)):
+                for _ in range(3 if wide else max(3, reps // 3)):
                     times["step"].append(step())
-                    times["products"].append(per_call(products))
+                    times["products"].append(per_call(products, WIDE_STEPS if wide else S))
                     for name, f in parts.items():
-                        times[name].append(per_call(f))
+                        times[name].append(per_call(f, WIDE_STEPS if wide else S))
                 med = {k: statistics.median(v) for k, v in times.items()}
                 ratios = [s / p for s, p in zip(times["step"], times["products"])]
                 rest = med["step"] - med["forward and backward"] - med["episode draws"]
                 target = "<= 1.5" if d == 256 else ""
-                rows.append(row(f"training step / its matrix products, {optimizer}, d_k = d_model = {d}", statistics.median(ratios),
-                                target, "ratio", f"{R} runs, T={T}, one thread: step {med['step'] * 1e3:.1f} ms = forward and "
+                rows.append(row(f"training step / its matrix products, {optimizer}, {shape}", statistics.median(ratios),
+                                target, "ratio", f"{R} runs, T={T}, one thread: step {med['step'] * 1e3:.1f} ms "
+                                f"({med['step'] * 1e3 / R:.1f} ms a run) = forward and "
                                 f"backward {med['forward and backward'] * 1e3:.1f} + episode draws {med['episode draws'] * 1e3:.1f} "
                                 f"+ update and divergence check {rest * 1e3:.1f} ms; products {med['products'] * 1e3:.1f} ms"))
                 if optimizer == "sgd":
                     fb = [f / p for f, p in zip(times["forward and backward"], times["products"])]
-                    rows.append(row(f"training step's forward and backward pass / its matrix products, d_k = d_model = {d}",
+                    rows.append(row(f"training step's forward and backward pass / its matrix products, {shape}",
                                     statistics.median(fb), target, "ratio",
                                     f"{R} runs, T={T}, one thread: the loss, the section's attention_backward and the weight "
                                     f"gradients, {med['forward and backward'] * 1e3:.1f} ms; products {med['products'] * 1e3:.1f} ms"))
+            if wide:
+                rows += _block_memory_rows(d, R, dtype)
+    return rows
+
+
+#: A block of training runs at d = 1024 stays within this (issue 34: a few hundred MiB per worker).
+BLOCK_MEMORY_MIB = 300
+
+
+def _block_memory_rows(d, runs, dtype):
+    """Peak MiB (tracemalloc) of training a block of Adam runs two steps: the engine's block and ``runs`` runs."""
+    from stats import TrainingSim, train_heads
+
+    rows = []
+    block = TrainingSim(d, "sqrt", "adam", 1e-2, 2, dtype=dtype).block_rows
+    for n in sorted({block, runs}):
+        rngs = [np.random.default_rng([5, i]) for i in range(n)]
+        mib = peak_memory(lambda: train_heads(rngs, d_k=d, d_model=d, lr=1e-2, steps=2, dtype=dtype)) / 2**20
+        what = "TrainingSim's block" if n == block else "a block"
+        rows.append(row(f"memory of {what} of {n} training run{'s' * (n > 1)}, Adam, d_k = d_model = {d}, {dtype}", mib,
+                        f"<= {BLOCK_MEMORY_MIB}" if n == block else "", "MiB", "peak traced (tracemalloc) over the set-up, step-0 checks and two "
+                        "steps: parameters, gradients, optimiser state, episodes and probes; one worker holds one block"))
     return rows
 
 

@@ -195,6 +195,23 @@ def _adam_without_bias_correction(g, state, t, lr, *, betas=(0.9, 0.999), eps=1e
     return -lr * state["m"] / (np.sqrt(state["v"]) + eps)
 
 
+def _adam_half_moments_in_float32(g, state, t, lr, *, betas=(0.9, 0.999), eps=1e-8):
+    """Adam whose float32 runs keep their moments in float16 (a lost cast: half typed for single); float64 runs
+    are untouched.  Squared gradients below about 6e-8 flush to 0, and so does eps."""
+    from ..training.optimizers import adam_update
+
+    if np.asarray(g).dtype != np.float32:
+        return adam_update(g, state, t, lr, betas=betas, eps=eps)
+    b1, b2 = betas
+    if "m" not in state:
+        state["m"], state["v"] = np.zeros(g.shape, np.float16), np.zeros(g.shape, np.float16)
+    state["m"] = (b1 * state["m"] + (1 - b1) * g).astype(np.float16)
+    state["v"] = (b2 * state["v"] + (1 - b2) * g * g).astype(np.float16)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        step = (state["m"] / (1 - b1**t)) / (np.sqrt(state["v"] / (1 - b2**t)) + np.float16(eps))
+        return (-np.asarray(lr, dtype=np.float32) * step).astype(np.float32)
+
+
 def _adafactor_absolute_step(g, w, state, t, lr, **kw):
     """Adafactor's clipped update with an absolute step lr instead of lr * max(eps2, RMS(w))."""
     from ..training.optimizers import adafactor_update
@@ -324,6 +341,8 @@ _IMPLEMENTATION_MUTANTS = (
     ("overflow-cutoff-log2", "the overflow cutoff log2(max) instead of ln(max)", dict(overflow_cutoff=_cutoff_log2)),
     ("asymptotic-constant-without-ln2", "the unscaled law's constant f_G(0) instead of f_G(0) ln 2", dict(saturation_asymptotics=_asymptotics_without_ln2)),
     ("adam-without-bias-correction", "Adam without its bias correction (its first step (1 - beta_1)/sqrt(1 - beta_2) = 3.2 times too large)", dict(adam_update=_adam_without_bias_correction)),
+    ("adam-float32-moments-in-half", "Adam's moments in a float32 run kept in float16 (a lost cast): small squared "
+     "gradients and eps flush to 0", dict(adam_update=_adam_half_moments_in_float32)),
     ("adafactor-absolute-step", "Adafactor with an absolute step lr instead of lr times the parameter's RMS", dict(adafactor_update=_adafactor_absolute_step)),
     ("targets-from-wrong-key", "the training targets taken from the query's own position, v_i, instead of its key's, v_pi(i)", dict(retrieval_targets=_targets_unpermuted)),
     ("t5-fold-without-sqrt", "T5's folded initialisation without its sqrt(d_k): W_Q drawn as the key weights are, scores undivided", dict(t5_fold_divisor=_fold_without_sqrt)),

@@ -11,6 +11,7 @@ r"""Training attention heads, many seeded runs at once: the training wing.
 * :mod:`~stats.training.stopping` -- stopping a run once it holds its accuracy, and compacting a batch;
 * :mod:`~stats.training.trainer` -- the training step (:class:`Trainer`) and :func:`train_heads`;
 * :mod:`~stats.training.folding` -- T5's folding as a reparameterisation (:func:`fold_gaps`);
+* :mod:`~stats.training.precision` -- float32 training against float64, seed by seed (:func:`precision_gaps`);
 * :mod:`~stats.training.simulations` -- the runs as simulations of the engine.
 
 Adding a scaling or an optimiser is one class and one registry line:
@@ -19,6 +20,7 @@ Adding a scaling or an optimiser is one class and one registry line:
 
 from .diagnostics import CHECKPOINTS, PROBE_STATISTICS, checkpoint_steps
 from .folding import FOLDING_OUTCOMES, fold_gaps, folded_query_lr_factor
+from .arrays import DTYPES
 from .model import Heads
 from .optimizers import ADAM_BETAS, ADAM_EPS, FIRST_STEP_OPTIMIZERS, OPTIMIZERS, Optimizer, adafactor_update, adam_update, optimizer_named
 from .scalings import (
@@ -32,9 +34,10 @@ from .scalings import (
     scaling_named,
     t5_fold_divisor,
 )
+from .precision import PRECISION_OUTCOMES, precision_gaps
 from .schedule import check_warmup, warmed_lr
 from .stopping import HOLD_STEPS, check_stop_when_learned, keep_runs
-from .simulations import FoldingSim, LRSweepSim, TrainingSim
+from .simulations import FoldingSim, LRSweepSim, PrecisionSim, TrainingSim
 from .task import QUERY_NOISE, retrieval_episodes, retrieval_targets
 from .trainer import OUTCOMES, UNSTABLE_LOSS, UNSTABLE_RISE, Trainer, train_heads
 
@@ -42,12 +45,14 @@ __all__ = [
     "ADAM_BETAS",
     "ADAM_EPS",
     "CHECKPOINTS",
+    "DTYPES",
     "FIRST_STEP_OPTIMIZERS",
     "HOLD_STEPS",
     "FOLDING_OUTCOMES",
     "HEAD_SCALINGS",
     "OPTIMIZERS",
     "OUTCOMES",
+    "PRECISION_OUTCOMES",
     "PROBE_STATISTICS",
     "QUERY_NOISE",
     "SCALINGS",
@@ -58,6 +63,7 @@ __all__ = [
     "Heads",
     "LRSweepSim",
     "Optimizer",
+    "PrecisionSim",
     "Scaling",
     "Trainer",
     "TrainingSim",
@@ -71,6 +77,7 @@ __all__ = [
     "folded_query_lr_factor",
     "mup_lr_multiplier",
     "optimizer_named",
+    "precision_gaps",
     "qk_normalize",
     "qknorm_gain",
     "retrieval_episodes",

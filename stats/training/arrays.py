@@ -13,10 +13,12 @@ from .._validation import as_real_array, check_finite
 
 __all__ = [
     "BLOCK_ENTRIES",
+    "DTYPES",
     "apply_step",
     "block",
     "block_width",
     "broadcasts",
+    "check_dtype",
     "column_blocks",
     "finite_array",
     "per_row",
@@ -25,6 +27,15 @@ __all__ = [
 
 #: Entries of one cache block of an update (1 MiB of float64).
 BLOCK_ENTRIES = 1 << 17
+#: The precisions a run trains in: its parameters, episodes, forward and backward pass and optimiser state.
+DTYPES = ("float32", "float64")
+
+
+def check_dtype(dtype):
+    """``dtype`` (one of :data:`DTYPES`, by name) as a numpy dtype, else a ValueError naming the allowed ones."""
+    if not isinstance(dtype, str) or dtype not in DTYPES:
+        raise ValueError(f"dtype must be one of {DTYPES}; got {dtype!r}")
+    return np.dtype(dtype)
 
 
 def block_width(n):
@@ -69,7 +80,8 @@ def apply_step(w, step, out, *, scale=None):
     each run's smallest and largest new entry (NaN when one is NaN)."""
     n = w.shape[0]
     w2, s2, o2 = (a.reshape(n, -1) for a in (w, step, out))
-    scale = None if scale is None else per_row(scale, w.shape, n)
+    # The scale in w's precision: a float64 factor would run a float32 update in float64 (the same bits in float64).
+    scale = None if scale is None else per_row(scale, w.shape, n).astype(w.dtype, copy=False)
     lo, hi = np.full(n, np.inf), np.full(n, -np.inf)
     for cols in column_blocks(w2):
         ob = o2[:, cols]
@@ -84,8 +96,10 @@ def apply_step(w, step, out, *, scale=None):
 
 
 def finite_array(x, name):
-    """``x`` as a float64 array with every entry finite, else a TypeError or ValueError naming it."""
-    return check_finite(as_real_array(x, name, dtype=np.float64), name)
+    """``x`` as a float64 array (float32 kept as it is: a float32 run's arrays) with every entry
+    finite, else a TypeError or ValueError naming it."""
+    arr = as_real_array(x, name)
+    return check_finite(arr if arr.dtype == np.float32 else arr.astype(np.float64, copy=False), name)
 
 
 def positive_lr(lr, ndim):

@@ -60,7 +60,7 @@ def probe(heads, X, Xq, perm, formulas, initial_choice=None):
     Kt = np.take_along_axis(K, perm[:, :, None], axis=1)
     cos = np.sum(Q * Kt, axis=2) / (np.linalg.norm(Q, axis=2) * np.linalg.norm(Kt, axis=2))
     initial = choice if initial_choice is None else initial_choice
-    return choice, dict(
+    stats = dict(
         loss=loss,
         accuracy=np.mean(choice == perm, axis=1),
         frozen=np.mean(choice == initial, axis=1),
@@ -73,6 +73,8 @@ def probe(heads, X, Xq, perm, formulas, initial_choice=None):
         q_square=np.mean(Q * Q, axis=(1, 2)),
         k_square=np.mean(K * K, axis=(1, 2)),
     )
+    # A float32 run's statistics are reported in float64, as every run's are (a no-op for float64).
+    return choice, {k: v if k == "scores" else v.astype(np.float64, copy=False) for k, v in stats.items()}
 
 
 def probe_accuracy(heads, episodes):
@@ -86,7 +88,9 @@ def probe_accuracy(heads, episodes):
 
 
 def entry_products(Q, K):
-    """Per run: the mean q_im k_jm over queries i, keys j, coordinates m, and the mean q_im q_im' over m != m'."""
+    """Per run: the mean q_im k_jm over queries i, keys j, coordinates m, and the mean q_im q_im' over m != m'
+    (accumulated in float64 whatever the precision of Q and K)."""
+    Q, K = Q.astype(np.float64, copy=False), K.astype(np.float64, copy=False)
     T_q, T_k, d_k = Q.shape[1], K.shape[1], Q.shape[2]
     qk = np.einsum("rm,rm->r", Q.sum(axis=1), K.sum(axis=1)) / (T_q * T_k * d_k)
     row = Q.sum(axis=2)

@@ -38,6 +38,7 @@ __all__ = [
     "MAX_STEPS",
     "OPTIMIZERS",
     "STEP_TOLERANCE",
+    "step_tolerance",
     "Adafactor",
     "Adam",
     "Optimizer",
@@ -55,12 +56,18 @@ MAX_STEPS = 10**7
 STEP_TOLERANCE = 64 * UNIT_ROUNDOFF
 
 
+def step_tolerance(dtype):
+    """:data:`STEP_TOLERANCE` in the unit roundoff of ``dtype`` (a float32 run's steps round 2^29 times coarser)."""
+    return STEP_TOLERANCE if np.dtype(dtype) == np.float64 else 64 * float(np.finfo(dtype).eps) / 2
+
+
 def adam_update(g, state, t, lr, *, betas=ADAM_BETAS, eps=ADAM_EPS):
     r"""Adam's step :math:`-\eta\,\hat m_t/(\sqrt{\hat v_t} + \varepsilon)` for gradient ``g`` at step ``t >= 1``.
 
     ``state`` is a dict holding ``m`` and ``v`` (created on the first call) and is updated
     in place; ``lr`` broadcasts against ``g`` (one learning rate per run).  The returned
-    step lives in ``state`` and is overwritten by the next call.
+    step lives in ``state`` and is overwritten by the next call.  A float32 ``g`` keeps its
+    moments and its step in float32.
     """
     g = finite_array(g, "g")
     _check_state(state)
@@ -79,10 +86,10 @@ def adam_update(g, state, t, lr, *, betas=ADAM_BETAS, eps=ADAM_EPS):
     n = g.shape[0] if g.ndim else 1
     m, v, step, g2 = (a.reshape(n, -1) for a in (state["m"], state["v"], state["step"], g))
     lr = per_row(broadcasts(lr, g.shape), g.shape, n)
-    c2, c1 = 1.0 / math.sqrt(1 - b2**t), -lr / (1 - b1**t)
+    c2, c1 = 1.0 / math.sqrt(1 - b2**t), (-lr / (1 - b1**t)).astype(g.dtype, copy=False)
     # Block by block, so that the twelve operations run on blocks that stay in cache: the
     # arrays are read and written once each, not once an operation (the same arithmetic).
-    scratch = np.empty((n, min(block_width(n), m.shape[1])))
+    scratch = np.empty((n, min(block_width(n), m.shape[1])), dtype=g.dtype)
     for cols in column_blocks(m):
         mb, vb, gb, sb, c1b = (block(a, cols) for a in (m, v, g2, step, c1))
         xb = scratch[:, : mb.shape[1]]
@@ -113,7 +120,7 @@ def adafactor_update(g, w, state, t, lr, *, eps=ADAFACTOR_EPS, clip=1.0, decay=0
         raise ValueError(f"g and w must share a shape (runs,), (runs, n) or (runs, rows, cols); got {g.shape} and {w.shape}")
     _check_state(state)
     t = check_integer(t, "t", maximum=MAX_STEPS)
-    lr = np.asarray(positive_lr(lr, 1), dtype=np.float64)
+    lr = np.asarray(positive_lr(lr, 1), dtype=g.dtype)
     if lr.shape != (g.shape[0],):
         raise ValueError(f"lr must hold one relative step per run, shape ({g.shape[0]},); got shape {lr.shape}")
     eps1, eps2 = eps
@@ -122,7 +129,7 @@ def adafactor_update(g, w, state, t, lr, *, eps=ADAFACTOR_EPS, clip=1.0, decay=0
     lr = np.reshape(lr, (-1,) + (1,) * (g.ndim - 1))
     if g.ndim == 3:
         if "r" not in state:
-            state["r"], state["c"] = np.zeros(g.shape[:2]), np.zeros((g.shape[0], g.shape[2]))
+            state["r"], state["c"] = np.zeros(g.shape[:2], dtype=g.dtype), np.zeros((g.shape[0], g.shape[2]), dtype=g.dtype)
         state["r"] = beta * state["r"] + (1 - beta) * g2.mean(axis=2)
         state["c"] = beta * state["c"] + (1 - beta) * g2.mean(axis=1)
         v = state["r"][:, :, None] * state["c"][:, None, :] / state["r"].mean(axis=1)[:, None, None]
@@ -212,7 +219,7 @@ class Adam(Optimizer):
     def update(self, w, g, state, t, *, lr, lr_w, eps, buffer, formulas, live, out):
         step = formulas.adam_update(g, state, t, lr_w, eps=eps)
         if t == 1:  # bias-corrected: m_hat = g, v_hat = g^2, so the step is -lr g / (|g| + eps)
-            err = np.abs(step + lr_w * g / (np.abs(g) + eps)) / (STEP_TOLERANCE * lr_w)
+            err = np.abs(step + lr_w * g / (np.abs(g) + eps)) / (step_tolerance(g.dtype) * lr_w)
             n = len(lr)
             out["adam_first_step"] = np.maximum(out["adam_first_step"], err.reshape(n, -1).max(axis=1))
         return apply_step(w, step, buffer)
@@ -242,7 +249,7 @@ class Adafactor(Optimizer):
         axes = tuple(range(1, g.ndim))
         size = np.sqrt(np.mean(step * step, axis=axes)) if axes else np.abs(step)
         rms_w = np.sqrt(np.mean(w * w, axis=axes)) if axes else np.abs(w)
-        rel = size / (lr * np.maximum(ADAFACTOR_EPS[1], rms_w) * (1 + STEP_TOLERANCE))
+        rel = size / (lr * np.maximum(ADAFACTOR_EPS[1], rms_w) * (1 + step_tolerance(g.dtype)))
         out["adafactor_step"] = np.maximum(out["adafactor_step"], np.where(live, rel, 0.0))
         return apply_step(w, step, buffer)
 

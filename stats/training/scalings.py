@@ -59,10 +59,11 @@ def qknorm_gain(n_tokens=32):
 
 
 def qk_normalize(Q, K):
-    """QK-norm's unit rows: ``(Q/|Q|, K/|K|, |Q|, |K|)``, the norms over the last axis (kept)."""
+    """QK-norm's unit rows: ``(Q/|Q|, K/|K|, |Q|, |K|)``, the norms over the last axis (kept); float32 stays float32."""
     out = []
     for x, name in ((Q, "Q"), (K, "K")):
-        x = check_finite(as_real_array(x, name, dtype=np.float64), name)
+        x = as_real_array(x, name)
+        x = check_finite(x if x.dtype == np.float32 else x.astype(np.float64, copy=False), name)
         if x.ndim < 1 or x.size == 0:
             raise ValueError(f"{name} must hold at least one row vector; got shape {x.shape}")
         norm = np.linalg.norm(x, axis=-1, keepdims=True)

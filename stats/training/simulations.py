@@ -2,8 +2,9 @@
 
 :class:`TrainingSim` trains heads (:func:`~stats.training.trainer.train_heads`),
 :class:`FoldingSim` a folded head beside the divided head that equals it
-(:func:`~stats.training.folding.fold_gaps`), :class:`LRSweepSim` one seed at every rate of
-a grid.  Each names its streams by its fields (``key``), so a run's numbers depend on what
+(:func:`~stats.training.folding.fold_gaps`), :class:`PrecisionSim` a float32 run beside the
+float64 run of the same seed (:func:`~stats.training.precision.precision_gaps`),
+:class:`LRSweepSim` one seed at every rate of a grid.  Each names its streams by its fields (``key``), so a run's numbers depend on what
 it is, not on what else is simulated.
 """
 
@@ -18,16 +19,18 @@ import numpy as np
 from .._validation import MAX_D_K, check_d_k, check_integer, check_positive
 from ..engine.simulation import Simulation
 from ..engine.streams import block_generator, stream_key
+from .arrays import check_dtype
 from .diagnostics import CHECKPOINTS
 from .folding import FOLDING_OUTCOMES, fold_gaps
 from .model import OWN_FORMULAS
 from .optimizers import MAX_STEPS, OPTIMIZERS, optimizer_named
+from .precision import PRECISION_OUTCOMES, precision_gaps
 from .scalings import SCALINGS, scaling_named
 from .schedule import check_warmup
 from .stopping import check_stop_when_learned
 from .trainer import OUTCOMES, train_heads
 
-__all__ = ["BLOCK_BYTES", "MAX_GRID", "FoldingSim", "LRSweepSim", "TrainingSim"]
+__all__ = ["BLOCK_BYTES", "MAX_GRID", "FoldingSim", "LRSweepSim", "PrecisionSim", "TrainingSim"]
 
 #: What a block of runs may hold: parameters, gradients and optimiser state.
 BLOCK_BYTES = 32 << 20
@@ -69,8 +72,9 @@ class TrainingSim(Simulation):
     ``gain_lr`` is QK-norm's gain's own learning rate (None: ``lr``); ``track_logits``
     records every step's largest logit; ``stop_when_learned`` stops each run once it holds its
     accuracy (taken out of its block) and ``warmup`` warms the rate up (both as in
-    :func:`~stats.training.trainer.train_heads`; at their defaults the stream key is the one
-    a run had before they existed).
+    :func:`~stats.training.trainer.train_heads`); ``dtype`` is the precision the runs train in
+    (``"float32"`` or ``"float64"``).  At their defaults the stream key is the one a run had
+    before these options existed (a float32 simulation names its own streams).
     """
 
     d_k: int
@@ -85,6 +89,7 @@ class TrainingSim(Simulation):
     track_logits: bool = False
     stop_when_learned: bool = False
     warmup: int = 0
+    dtype: str = "float64"
 
     statistics: ClassVar[tuple[str, ...]] = OUTCOMES
 
@@ -92,7 +97,8 @@ class TrainingSim(Simulation):
     def block_rows(self):
         """Runs trained together: 16, fewer for wide heads, so that a block's parameters,
         gradients and optimiser state (about eight d_model x d_k arrays a run) stay within 32 MiB."""
-        per_run = 8 * 8 * self.d_model * self.d_k + SCALINGS[self.scaling].extra_bytes(self.n_keys, self.d_k)
+        size = check_dtype(self.dtype).itemsize
+        per_run = 8 * size * self.d_model * self.d_k + SCALINGS[self.scaling].extra_bytes(self.n_keys, self.d_k) * size // 8
         return int(min(16, max(1, BLOCK_BYTES // per_run)))
 
     @property
@@ -115,6 +121,7 @@ class TrainingSim(Simulation):
             raise TypeError(f"track_logits must be True or False; got {self.track_logits!r}")
         check_stop_when_learned(self.stop_when_learned, self.steps)
         check_warmup(self.warmup, self.steps)
+        check_dtype(self.dtype)
 
     @property
     def key(self):
@@ -125,6 +132,8 @@ class TrainingSim(Simulation):
             extra["stop_when_learned"] = 1
         if self.warmup:
             extra["warmup"] = self.warmup
+        if self.dtype != "float64":  # the default is left out of the key: float64 runs keep their streams
+            extra["dtype"] = self.dtype
         return stream_key("training", d_k=self.d_k, d_model=self.d_model, scaling=self.scaling, optimizer=self.optimizer,
                           lr=float(self.lr), steps=self.steps, n_keys=self.n_keys, **extra)
 
@@ -152,7 +161,7 @@ class TrainingSim(Simulation):
         return train_heads(rngs, d_k=self.d_k, d_model=self.d_model, scaling=self.scaling, optimizer=self.optimizer,
                            lr=self.lr, steps=self.steps, n_keys=self.n_keys, formulas=formulas,
                            lr_factors=self.lr_factors(formulas), track_logits=self.track_logits,
-                           stop_when_learned=self.stop_when_learned, warmup=self.warmup)
+                           stop_when_learned=self.stop_when_learned, warmup=self.warmup, dtype=self.dtype)
 
 
 @dataclass(frozen=True)
@@ -201,6 +210,57 @@ class FoldingSim(Simulation):
         copies = [[block_generator(sim_seed, block, i) for i in range(rows)] for _ in range(2)]
         return fold_gaps(*copies, d_k=self.d_k, d_model=self.d_model, optimizer=self.optimizer, lr=self.lr,
                          steps=self.steps, n_keys=self.n_keys, match_eps=self.match_eps, formulas=formulas)
+
+
+@dataclass(frozen=True)
+class PrecisionSim(Simulation):
+    """A float64 run and the float32 run of the same seed, per row (:func:`~stats.training.precision.precision_gaps`): both from one stream."""
+
+    d_k: int
+    scaling: str = "sqrt"
+    optimizer: str = "adam"
+    lr: float = 1e-2
+    steps: int = 150
+    d_model: int | None = None
+    n_keys: int = 32
+
+    statistics: ClassVar[tuple[str, ...]] = PRECISION_OUTCOMES
+
+    @property
+    def block_rows(self):
+        """Runs trained together: each holds a float64 and a float32 head (12 bytes an entry), within 32 MiB."""
+        per_run = 8 * 12 * self.d_model * self.d_k + SCALINGS[self.scaling].extra_bytes(self.n_keys, self.d_k) * 3 // 2
+        return int(min(16, max(1, BLOCK_BYTES // per_run)))
+
+    @property
+    def uses(self):
+        return self._training().uses
+
+    def _training(self):
+        return TrainingSim(self.d_k, self.scaling, self.optimizer, self.lr, self.steps, self.d_model, self.n_keys)
+
+    def __post_init__(self):
+        _check_run_fields(self)
+        scaling_named(self.scaling)
+
+    @property
+    def key(self):
+        return stream_key("precision", d_k=self.d_k, d_model=self.d_model, scaling=self.scaling, optimizer=self.optimizer,
+                          lr=float(self.lr), steps=self.steps, n_keys=self.n_keys)
+
+    @property
+    def cost(self):
+        return 2 * self._training().cost
+
+    @property
+    def effort(self):
+        """Two runs' :func:`_run_effort` (a float32 step costs less; counted as a float64 one)."""
+        return 2 * self._training().effort
+
+    def run_block(self, sim_seed, block, rows, formulas, chunk_size):
+        copies = [[block_generator(sim_seed, block, i) for i in range(rows)] for _ in range(2)]
+        return precision_gaps(*copies, d_k=self.d_k, d_model=self.d_model, scaling=self.scaling, optimizer=self.optimizer,
+                              lr=self.lr, steps=self.steps, n_keys=self.n_keys, formulas=formulas)
 
 
 def _check_lr_grid(lrs, name="lrs"):

@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from .._validation import MAX_D_K, check_d_k, check_integer
-from .arrays import positive_lr
+from .arrays import check_dtype, positive_lr
 from .diagnostics import (CHECKPOINTS, ONE_HOT, PROBE_EPISODES, PROBE_EVERY, PROBE_STATISTICS, checkpoint_steps,
                           directional_check, entry_products, probe, probe_accuracy)
 from .model import OWN_FORMULAS, Heads
@@ -113,8 +113,10 @@ class Trainer:
     """
 
     def __init__(self, rngs, *, d_k, d_model, scaling="sqrt", optimizer="adam", lr, steps, n_keys=32, noise=QUERY_NOISE,
-                 formulas=None, lr_factors=None, adam_eps=None, track_logits=False, stop_when_learned=False, warmup=0):
+                 formulas=None, lr_factors=None, adam_eps=None, track_logits=False, stop_when_learned=False, warmup=0,
+                 dtype="float64"):
         check_generators(rngs)
+        self.dtype = dtype = check_dtype(dtype)
         d_k = check_d_k(d_k)
         d_model = check_integer(d_model, "d_model", maximum=MAX_D_K)
         self.scaling = scaling_named(scaling)
@@ -131,18 +133,23 @@ class Trainer:
         self.formulas = formulas = OWN_FORMULAS if formulas is None else formulas
         self.rngs, self.d_model, self.noise, self.track = rngs, d_model, noise, track_logits
         self.n = n = len(rngs)
-        self.heads = heads = Heads(rngs, d_model=d_model, d_k=d_k, scaling=self.scaling, n_keys=n_keys, formulas=formulas)
-        # A factor of exactly 1 leaves the learning rate's array as it was (the same bits).
-        self.rates = {k: lr if f == 1.0 else lr * f for k, f in lr_factors.items()}
-        self.probe = episode = retrieval_episodes(rngs, n_keys, d_model, noise)
+        self.heads = heads = Heads(rngs, d_model=d_model, d_k=d_k, scaling=self.scaling, n_keys=n_keys, formulas=formulas,
+                                   dtype=dtype.name)
+        # A factor of exactly 1 leaves the learning rate's array as it was (the same bits); the rates
+        # are rounded to the run's precision, so that a float32 update is not promoted to float64.
+        self.rates = {k: (lr if f == 1.0 else lr * f).astype(dtype, copy=False) for k, f in lr_factors.items()}
+        drawn = retrieval_episodes(rngs, n_keys, d_model, noise)
+        self.probe = episode = (heads.cast(drawn[0]), heads.cast(drawn[1]), drawn[2])
         # The held-out probe of learning: the statistics' episode and PROBE_EPISODES - 1 more.
-        self.held_out = [episode] + [retrieval_episodes(rngs, n_keys, d_model, noise) for _ in range(PROBE_EPISODES - 1)]
+        self.held_out = [episode] + [(heads.cast(X), heads.cast(Xq), perm) for X, Xq, perm in
+                                     (retrieval_episodes(rngs, n_keys, d_model, noise) for _ in range(PROBE_EPISODES - 1))]
         self.initial, start = probe(heads, *episode, formulas)
         self.start_scores = start["scores"]
         qk_product, q_cross = entry_products(*heads.projections(episode[1], episode[0]))
         out = {"q_square_init": start["q_square"], "k_square_init": start["k_square"],
                "qk_product_init": qk_product, "q_cross_init": q_cross,
-               "gradient_error": directional_check(heads, episode, formulas),
+               # In float64 whatever the run's precision: the check's differences need float64's digits.
+               "gradient_error": directional_check(heads if dtype == np.float64 else heads.in_float64(), drawn, formulas),
                "max_logit_train": np.zeros(n), "logit_over_gain": np.zeros(n), "first_step_logit_change": np.zeros(n),
                "onehot_before_unstable": np.zeros(n), "onehot_at_unstable": np.zeros(n), "onehot_final": start["onehot"]}
         out.update({opt.identity: np.zeros(n) for opt in OPTIMIZERS.values() if opt.identity})
@@ -349,7 +356,8 @@ class Trainer:
 
 
 def train_heads(rngs, *, d_k, d_model, scaling="sqrt", optimizer="adam", lr, steps, n_keys=32, noise=QUERY_NOISE,
-                formulas=None, lr_factors=None, adam_eps=None, track_logits=False, stop_when_learned=False, warmup=0):
+                formulas=None, lr_factors=None, adam_eps=None, track_logits=False, stop_when_learned=False, warmup=0,
+                dtype="float64"):
     r"""Train ``len(rngs)`` heads on the retrieval task, one run per generator (:mod:`stats.training`).
 
     ``scaling`` is a name in :data:`~stats.training.scalings.SCALINGS`, ``optimizer`` one in
@@ -376,6 +384,11 @@ def train_heads(rngs, *, d_k, d_model, scaling="sqrt", optimizer="adam", lr, ste
     learned and is censored at ``steps + 1``, however it ends.  Each run keeps its own stream,
     so its outcomes are the same whatever it is batched with.
 
+    step).  ``dtype`` (``"float32"`` or ``"float64"``) is the precision the run trains in:
+    its parameters, episodes, forward and backward pass and optimiser state
+    (:mod:`~stats.training.model`: the same draws, rounded); ``gradient_error`` is checked
+    in float64 on a float64 copy of the step-0 parameters; the probe's statistics are float64
+    (``first_step_logit_change``, made in :meth:`Trainer.step`, keeps the run's precision).
     Returns a dict of 1-D arrays, one entry per run, named in :data:`OUTCOMES`:
 
     * ``learned``: 1 when the run's held-out probe (``PROBE_EPISODES`` fixed episodes, measured
@@ -426,7 +439,7 @@ def train_heads(rngs, *, d_k, d_model, scaling="sqrt", optimizer="adam", lr, ste
     """
     trainer = Trainer(rngs, d_k=d_k, d_model=d_model, scaling=scaling, optimizer=optimizer, lr=lr, steps=steps,
                       n_keys=n_keys, noise=noise, formulas=formulas, lr_factors=lr_factors, adam_eps=adam_eps,
-                      track_logits=track_logits, stop_when_learned=stop_when_learned, warmup=warmup)
+                      track_logits=track_logits, stop_when_learned=stop_when_learned, warmup=warmup, dtype=dtype)
     for t in range(1, trainer.steps + 1):
         if not trainer.running:
             break
