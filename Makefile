@@ -6,7 +6,8 @@
 # its figures on that data and on analyses/_style.py; the claims table on stats/.  Nothing
 # changed: nothing runs.  Every output is written atomically, so an interrupted run never
 # leaves a file that looks up to date.  Knobs: SEED=<int>, QUICK=1 (a draft in well under a
-# minute), WORKERS=<n> (default: all cores).
+# minute), WORKERS=<n> (default: all cores), EVIDENCE=full (the decisive training cells at the
+# widths the text names, d_k = 512 and 1024: stats/settings/decisive.py; docs/performance.md has its cost).
 
 PYTHON ?= python3
 VENV := .venv
@@ -16,6 +17,8 @@ OUT ?= reports
 SEED ?= 432026
 QUICK ?=
 WORKERS ?=
+EVIDENCE ?= default
+export SDPA_EVIDENCE := $(EVIDENCE)
 export SOURCE_DATE_EPOCH ?= 0
 
 STUDIES := score_moments saturation saturation_readings jacobian_spectra gradient_flow t5_steps training mup_transfer qknorm_growth t5_folding overflow \
@@ -25,7 +28,7 @@ QUICKFLAG := $(if $(QUICK),--quick)
 VERIFYFLAGS := $(if $(QUICK),--n-factor 0.02,--mutants)
 STATS_SRC := $(shell find stats -name '*.py' 2>/dev/null)
 REPORT_SRC := analyses/report.py analyses/templates/index.html.j2 analyses/__init__.py
-CONFIG := seed=$(SEED) quick=$(if $(QUICK),1,0)
+CONFIG := seed=$(SEED) quick=$(if $(QUICK),1,0) evidence=$(EVIDENCE)
 
 # reports/.config holds the knobs; it is rewritten only when they change, so its time
 # stamp says when they last changed and every output depends on it.
@@ -167,8 +170,8 @@ test-all: $(STAMP)
 	$(BIN)/python -m pytest -m "slow or not slow"
 
 # Writes $(OUT)/bench.csv and $(OUT)/bench.md (the same rows as a table, with the machine: the README links it).
-# BASELINE=<commit> times that commit's cold build and draft beside this one's (default: the build before
-# the training claims; BASELINE=none skips).
+# BASELINE=<commit> times that commit's cold build and draft beside this one's (default: f53e8c4, the build
+# before the findings a referee would sign; BASELINE=none skips).
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks --out $(OUT) $(if $(BASELINE),--baseline $(BASELINE))
 

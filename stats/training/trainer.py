@@ -202,7 +202,7 @@ class Trainer:
         self._accept(t, new, ok, onehot)
         if t == 1:
             change = self.heads.scores(self.probe[1], self.probe[0])[0] - self.start_scores
-            self.out["first_step_logit_change"] = np.sqrt(np.mean(change * change, axis=(1, 2)))
+            self.out["first_step_logit_change"] = np.sqrt(np.mean(change * change, axis=(1, 2), dtype=np.float64))
         self._checkpoint(t)
         if t % PROBE_EVERY == 0 or t in self.marks or t == self.steps:
             self._probe_learning(t)

@@ -1,0 +1,77 @@
+"""The decisive training cells (stats/settings/decisive.py, stats/claims/statements/decisive.py):
+the profiles say at which widths, the full profile trains at the widths the text names with the
+control, and a recorded finding names a cell its profile runs.  The searches are stood in for
+here (a full-profile search trains at d_k = 1024); the default profile's real claims run in
+`make reports` and the slow tier."""
+
+import pytest
+
+from stats.claims.statements import decisive
+from stats.lr_search import RateSearch
+from stats.settings.decisive import (CONTROL_ONLY_OPTIMIZERS, DECISIVE_OPTIMIZERS, DECISIVE_PROFILES, EVIDENCE_VARIABLE,
+                                     decisive_profile)
+
+
+@pytest.fixture
+def stand_in_search(monkeypatch):
+    """A search that trains nothing: every cell's rate 0.01, interior (the d_k = 1024 cell's bound at the top)."""
+    calls = []
+
+    def fake(**kw):
+        calls.append(kw)
+        bound = 1 if kw["d_k"] == 1024 and kw["scaling"] == "none" and kw["optimizer"] == "sgd" else 0
+        return RateSearch((kw["d_k"], kw["d_model"], kw["scaling"], kw["optimizer"], ()), kw["seed"], (), 0.01,
+                          bound == 0, bound)
+
+    monkeypatch.setattr(decisive, "cached_rate_search", fake)
+    decisive.searched_rate.cache_clear()
+    yield calls
+    decisive.searched_rate.cache_clear()
+
+
+def test_the_profile_is_read_from_the_environment_and_refused_by_name(monkeypatch):
+    monkeypatch.delenv(EVIDENCE_VARIABLE, raising=False)
+    assert decisive_profile().name == "default"
+    monkeypatch.setenv(EVIDENCE_VARIABLE, "full")
+    assert decisive_profile().name == "full"
+    monkeypatch.setenv(EVIDENCE_VARIABLE, "fulll")
+    with pytest.raises(ValueError, match=EVIDENCE_VARIABLE):
+        decisive_profile()
+    with pytest.raises(ValueError, match="name"):
+        decisive_profile("huge")
+
+
+def test_the_full_profile_trains_at_the_text_s_widths_with_the_control(stand_in_search):
+    full = DECISIVE_PROFILES["full"]
+    assert {(512, 512), (1024, 1024)} <= set(full.shapes)  # d_model = d_k at the opening's and the table's widths
+    assert any(dm != dk for dk, dm in full.shapes)  # and one other ratio
+    claims = decisive.claims(full)
+    sims = [ch.measure.sim for c in claims for ch in c.checks if getattr(ch, "measure", None) is not None]
+    assert {(s.d_k, s.d_model) for s in sims} == set(full.shapes)
+    assert {s.scaling for s in sims} == {"none", "sqrt", "t5"}
+    assert {(s.optimizer, s.warmup) for s in sims} == set(DECISIVE_OPTIMIZERS) | set(CONTROL_ONLY_OPTIMIZERS)
+    assert all(s.dtype == "float32" and s.stop_when_learned and s.steps == full.budget for s in sims)
+    # The control's comparison: the unscaled head at the control's searched rate, under every variant.
+    control = next(c for c in claims if c.id == "decisive-control")
+    assert sum("at the control's best" in ch.label for ch in control.checks) == len(full.shapes) * len(DECISIVE_OPTIMIZERS)
+    # A search that ended at an edge is labelled a bound, never passed off as an optimum.
+    assert any("(search edge: a bound)" in ch.label and "d_k=1024" in ch.label for c in claims for ch in c.checks)
+    # No finding is recorded for a profile nobody has run.
+    assert not any(ch.erratum for c in claims for ch in c.checks)
+    assert {kw["seed"] for kw in stand_in_search} == {full.seed}
+
+
+def test_every_recorded_finding_names_a_cell_its_profile_runs():
+    for name, groups in decisive.RECORDED.items():
+        profile = DECISIVE_PROFILES[name]
+        assert set(groups) <= {decisive.OWN, decisive.SHARED, decisive.AT_CONTROL}
+        for cells in groups.values():
+            for shape, optimizer, warmup in cells:
+                assert shape in profile.shapes and (optimizer, warmup) in DECISIVE_OPTIMIZERS
+
+
+def test_the_default_registry_holds_the_default_profile_s_claims():
+    ids = {c.id for c in decisive.CLAIMS}
+    assert ids == {"decisive-unscaled-learns", "decisive-control"}
+    labels = [ch.label for c in decisive.CLAIMS for ch in c.checks]
+    assert all(f"d_k={DECISIVE_PROFILES['default'].shapes[0][0]}" in label for label in labels)
