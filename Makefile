@@ -18,6 +18,9 @@ SEED ?= 432026
 QUICK ?=
 WORKERS ?=
 EVIDENCE ?= default
+ifneq ($(filter-out default full,$(EVIDENCE))$(word 2,$(EVIDENCE)),)
+$(error EVIDENCE must be default or full; got '$(EVIDENCE)')
+endif
 export SDPA_EVIDENCE := $(EVIDENCE)
 export SOURCE_DATE_EPOCH ?= 0
 

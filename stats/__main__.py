@@ -212,6 +212,12 @@ def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
     cli.tune_malloc_or_exit(parser)
+    from .settings.decisive import decisive_profile
+
+    try:
+        decisive_profile()  # the environment's evidence profile, refused in one line before the registry is built
+    except ValueError as exc:
+        parser.error(str(exc))
     try:
         if args.command == "list":
             return _cmd_list(args)

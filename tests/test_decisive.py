@@ -75,3 +75,17 @@ def test_the_default_registry_holds_the_default_profile_s_claims():
     assert ids == {"decisive-unscaled-learns", "decisive-control"}
     labels = [ch.label for c in decisive.CLAIMS for ch in c.checks]
     assert all(f"d_k={DECISIVE_PROFILES['default'].shapes[0][0]}" in label for label in labels)
+
+
+def test_a_bad_profile_is_one_line_and_exit_2_from_the_cli_and_make():
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, EVIDENCE_VARIABLE: "fulll"}
+    r = subprocess.run([sys.executable, "-m", "stats", "list"], cwd=root, env=env, capture_output=True, text=True)
+    assert r.returncode == 2 and r.stderr.strip().count("\n") == 0 and EVIDENCE_VARIABLE in r.stderr
+    r = subprocess.run(["make", "-n", "venv", "EVIDENCE=fulll"], cwd=root, capture_output=True, text=True)
+    assert r.returncode == 2 and "EVIDENCE must be default or full" in r.stderr
