@@ -31,8 +31,9 @@ from ..headings import OPENING
 
 SECTION = OPENING
 
-#: Where the search's coarse grid is centred, per optimiser: the scaled head's best rates at
-#: d_k = 256 (``python -m stats.tuning``); the search extends its grid wherever that is an edge.
+#: Where the search's coarse grid (five rates, two decades) is centred, per optimiser: within a
+#: decade of the pilots' best rates at d_k = 16 to 256 (``python -m stats.tuning``); the search
+#: extends its grid wherever its best is at an edge, so the centre moves the cost, not the answer.
 SEARCH_START = {"sgd": 1.0, "adam": 1e-2, "adafactor": 1e-1}
 #: "Cannot learn": a share of at most 0.1, refuted at a share of 0.6 (as training-unscaled-cannot-learn).
 CANNOT_LEARN_TARGET = 0.6
@@ -63,8 +64,9 @@ RECORDED = {
 LEARNS_SENTENCE = "Without the division a head starts saturated, yet at a learning rate suited to it, it {measured}."
 SHARED_SENTENCE = ("At the scaled head's best learning rate a head without the division still {measured}: at this width "
                    "the saturated start does not stop it.")
-CONTROL_SENTENCE = ("Trained at the learning rate best for the same head with the division folded into the initialisation of W_Q, "
-                    "the unscaled head {measured}: at this width saturation at initialisation is not what stops a head from learning.")
+CONTROL_SENTENCE = ("Trained at the learning rate best for the same head with the division folded into the "
+                    "initialisation of W_Q, the unscaled head {measured}: at this width saturation at initialisation "
+                    "is not what stops a head from learning.")
 LEARNS = Stated.at_least("learns: most runs, share > 1/2", 0.5)
 
 
