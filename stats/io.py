@@ -8,7 +8,7 @@ import os
 import tempfile
 from pathlib import Path
 
-__all__ = ["atomic_path", "markdown_table", "write_bytes", "write_csv", "write_text"]
+__all__ = ["atomic_path", "locked_cache", "markdown_table", "write_bytes", "write_csv", "write_text"]
 
 
 def _umask():
@@ -61,3 +61,36 @@ def markdown_table(header, rows):
 
     lines = ["| " + " | ".join(cell(c) for c in header) + " |", "|" + "---|" * len(header)]
     return lines + ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
+
+
+def locked_cache(lock_path, read, compute, store):
+    """A result computed once per machine: ``read()`` (None when there is none yet) or, under an
+    exclusive lock on ``lock_path``, ``read()`` again (another process may have computed it while
+    this one waited) or ``compute()`` then ``store(result)`` (an OSError storing it is ignored: the
+    result is still returned).  Where the lock cannot be made (a read-only place) it computes and
+    keeps nothing."""
+    found = read()
+    if found is not None:
+        return found
+    lock_path = Path(lock_path)
+    try:
+        lock_path.parent.mkdir(parents=True, exist_ok=True)
+        lock = open(lock_path, "a")
+    except OSError:
+        return compute()
+    with lock:
+        try:
+            import fcntl
+
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        except ImportError:  # pragma: no cover - not POSIX
+            pass
+        found = read()
+        if found is not None:
+            return found
+        result = compute()
+        try:
+            store(result)
+        except OSError:
+            pass
+        return result

@@ -48,7 +48,7 @@ import numpy as np
 from .engine.executors import Job, default_workers, run_simulations
 from .engine.streams import as_seed_sequence, canonical, stream_key
 from .formulas import FORMULAS
-from .io import write_text
+from .io import locked_cache, write_text
 from .settings import training as _training
 from .training.diagnostics import CHECKPOINTS
 from .training.simulations import TrainingSim
@@ -296,31 +296,11 @@ def _cached(frozen_arguments):
             pass
         return None
 
-    found = read()
-    if found is not None:
-        return found
-    run = functools.partial(search_rate, **arguments, workers=default_workers(), progress=True)
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        lock = open(folder / f"{digest[:24]}.lock", "a")
-    except OSError:  # a read-only place: search, keep it in this process only
-        return run()
-    with lock:
-        try:
-            import fcntl
+    def store(result):
+        write_text(json.dumps(dict(digest=digest, search=result.to_json()), indent=1) + "\n", path)
 
-            fcntl.flock(lock, fcntl.LOCK_EX)
-        except ImportError:  # pragma: no cover - not POSIX
-            pass
-        found = read()  # another process may have run it while this one waited
-        if found is not None:
-            return found
-        result = run()
-        try:
-            write_text(json.dumps(dict(digest=digest, search=result.to_json()), indent=1) + "\n", path)
-        except OSError:
-            pass
-        return result
+    return locked_cache(folder / f"{digest[:24]}.lock", read,
+                        functools.partial(search_rate, **arguments, workers=default_workers(), progress=True), store)
 
 
 def cached_rate_search(**arguments):

@@ -26,7 +26,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .io import write_text
+from .io import locked_cache, write_text
 from .engine.executors import Job, default_workers, run_simulations
 from .engine.streams import stream_key
 from .formulas import FORMULAS
@@ -233,34 +233,15 @@ def _cached_result(pilot):
             pass
         return None
 
-    found = read()
-    if found is not None:
-        return found
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        lock = open(folder / f"{pilot.name}.lock", "a")
-    except OSError:  # a read-only place: run it, keep it in this process only
-        return run_rate_pilot(pilot, workers=default_workers(), progress=True)
-    with lock:
-        try:
-            import fcntl
-
-            fcntl.flock(lock, fcntl.LOCK_EX)
-        except ImportError:  # pragma: no cover - not POSIX
-            pass
-        found = read()  # another process may have drawn it while this one waited
-        if found is not None:
-            return found
-        result = run_rate_pilot(pilot, workers=default_workers(), progress=True)
+    def store(result):
         text = json.dumps(dict(pilot=pilot.name, digest=digest, best={_cell_text(c): lr for c, lr in result.best.items()},
                                points=result.to_json()), indent=1) + "\n"
-        try:
-            for old in folder.glob(f"{pilot.name}-*.json"):
-                old.unlink()
-            write_text(text, path)
-        except OSError:
-            pass
-        return result
+        for old in folder.glob(f"{pilot.name}-*.json"):
+            old.unlink()
+        write_text(text, path)
+
+    return locked_cache(folder / f"{pilot.name}.lock", read,
+                        lambda: run_rate_pilot(pilot, workers=default_workers(), progress=True), store)
 
 
 def best_rates(pilot):
