@@ -7,6 +7,7 @@ caption and the claims it supports."""
 from . import (
     asymptotics,
     backward_cost,
+    decisive_widths,
     gradient_flow,
     jacobian_spectra,
     mup_transfer,
@@ -22,7 +23,7 @@ from . import (
 
 ANALYSES = {
     m.STUDY: m
-    for m in (score_moments, saturation, saturation_readings, jacobian_spectra, gradient_flow, t5_steps, training, mup_transfer, qknorm_growth,
+    for m in (score_moments, saturation, saturation_readings, jacobian_spectra, gradient_flow, t5_steps, training, decisive_widths, mup_transfer, qknorm_growth,
               t5_folding, overflow, backward_cost, asymptotics)
 }
 

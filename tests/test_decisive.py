@@ -9,7 +9,7 @@ import pytest
 from stats.claims.statements import decisive
 from stats.lr_search import RateSearch
 from stats.settings.decisive import (CONTROL_ONLY_OPTIMIZERS, DECISIVE_OPTIMIZERS, DECISIVE_PROFILES, EVIDENCE_VARIABLE,
-                                     decisive_profile)
+                                     PRACTICE_OPTIMIZERS, DecisiveProfile, decisive_profile)
 
 
 @pytest.fixture
@@ -19,7 +19,7 @@ def stand_in_search(monkeypatch):
 
     def fake(**kw):
         calls.append(kw)
-        bound = 1 if kw["d_k"] == 1024 and kw["scaling"] == "none" and kw["optimizer"] == "sgd" else 0
+        bound = 1 if kw["d_k"] == 1024 and kw["scaling"] == "none" else 0
         return RateSearch((kw["d_k"], kw["d_model"], kw["scaling"], kw["optimizer"], ()), kw["seed"], (), 0.01,
                           bound == 0, bound)
 
@@ -53,28 +53,50 @@ def test_the_full_profile_trains_at_the_text_s_widths_with_the_control(stand_in_
     assert all(s.dtype == "float32" and s.stop_when_learned and s.steps == full.budget for s in sims)
     # The control's comparison: the unscaled head at the control's searched rate, under every variant.
     control = next(c for c in claims if c.id == "decisive-control")
-    assert sum("at the control's best" in ch.label for ch in control.checks) == len(full.shapes) * len(DECISIVE_OPTIMIZERS)
+    assert sum("at the control's best" in ch.label for ch in control.checks) == len(full.cells())
+    # The opening's width gets every variant; the wider shapes Adam with the warm-up, and the claims say so.
+    assert {(s.optimizer, s.warmup) for s in sims if (s.d_k, s.d_model) == (512, 512)} == \
+        set(DECISIVE_OPTIMIZERS) | set(CONTROL_ONLY_OPTIMIZERS)
+    for shape in full.practice_only:
+        assert {(s.optimizer, s.warmup) for s in sims if (s.d_k, s.d_model) == shape} == set(PRACTICE_OPTIMIZERS)
+    assert all("Adam with the warm-up only" in c.statement for c in claims if c.id in ("decisive-unscaled-learns", "decisive-control"))
+    # The frozen pattern is read off the very runs of the unscaled head's own-rate checks: no runs of its own.
+    frozen = next(c for c in claims if c.id == "decisive-frozen")
+    learns = next(c for c in claims if c.id == "decisive-unscaled-learns")
+    own = {ch.measure.sim for ch in learns.checks if "own best" in ch.label and ch.label.startswith("unscaled")}
+    assert {ch.measure.sim for ch in frozen.checks} == own and len(own) == len(full.cells())
+    assert all(ch.measure.statistic == "pattern_frozen_early" and "at step 250" in ch.label for ch in frozen.checks)
     # A search that ended at an edge is labelled a bound, never passed off as an optimum.
     assert any("(search edge: a bound)" in ch.label and "d_k=1024" in ch.label for c in claims for ch in c.checks)
-    # No finding is recorded for a profile nobody has run.
-    assert not any(ch.erratum for c in claims for ch in c.checks)
+    # The full profile's findings, recorded after its run: the unscaled head learns at its own rate and at
+    # the control's, and its pattern moves, in every cell; at the scaled head's rate nothing is recorded.
+    graded = {(c.id, ch.label) for c in claims for ch in c.checks if ch.erratum}
+    assert all(("own best" in label and label.startswith("unscaled")) or "at the control's best" in label
+               for _, label in graded)
+    assert not any("at the scaled head's best" in label for _, label in graded)
+    assert len(graded) == 3 * len(full.cells())
     assert {kw["seed"] for kw in stand_in_search} == {full.seed}
 
 
 def test_every_recorded_finding_names_a_cell_its_profile_runs():
     for name, groups in decisive.RECORDED.items():
         profile = DECISIVE_PROFILES[name]
-        assert set(groups) <= {decisive.OWN, decisive.SHARED, decisive.AT_CONTROL}
+        assert set(groups) <= {decisive.OWN, decisive.SHARED, decisive.AT_CONTROL, decisive.FROZEN}
         for cells in groups.values():
-            for shape, optimizer, warmup in cells:
-                assert shape in profile.shapes and (optimizer, warmup) in DECISIVE_OPTIMIZERS
+            assert cells <= set(profile.cells())
 
 
 def test_the_default_registry_holds_the_default_profile_s_claims():
     ids = {c.id for c in decisive.CLAIMS}
-    assert ids == {"decisive-unscaled-learns", "decisive-control"}
+    assert ids == {"decisive-unscaled-learns", "decisive-control", "decisive-frozen", "decisive-correlated-after"}
     labels = [ch.label for c in decisive.CLAIMS for ch in c.checks]
     assert all(f"d_k={DECISIVE_PROFILES['default'].shapes[0][0]}" in label for label in labels)
+
+
+def test_a_profile_trains_its_practice_only_shapes_at_shapes_it_has():
+    with pytest.raises(ValueError, match="practice_only"):
+        DecisiveProfile(name="x", shapes=((32, 32),), budget=400, dtype="float32", coarse_runs=2, refine_runs=2,
+                        confirm_runs=2, seed=1, practice_only=((64, 64),))
 
 
 def test_a_bad_profile_is_one_line_and_exit_2_from_the_cli_and_make():
@@ -89,3 +111,22 @@ def test_a_bad_profile_is_one_line_and_exit_2_from_the_cli_and_make():
     assert r.returncode == 2 and r.stderr.strip().count("\n") == 0 and EVIDENCE_VARIABLE in r.stderr
     r = subprocess.run(["make", "-n", "venv", "EVIDENCE=fulll"], cwd=root, capture_output=True, text=True)
     assert r.returncode == 2 and "EVIDENCE must be default or full" in r.stderr
+
+
+def test_the_widths_study_reads_every_search_of_the_profile_with_its_errors(quick_report):
+    """analyses/decisive_widths.py: one window row per search the claims ran, every rate of every stage a
+    curve point, the chosen rate among them, and each number beside its standard error."""
+    from analyses._data import read_manifest, read_table
+    from analyses.decisive_widths import STUDY, search_cells
+
+    profile = DECISIVE_PROFILES[read_manifest(quick_report, STUDY)["profile"]]
+    windows, curves = read_table(quick_report, STUDY, "windows"), read_table(quick_report, STUDY, "curves")
+    cells = {(dk, dm, o, w, h) for (dk, dm), o, w, h in search_cells(profile)}
+    assert set(windows[["d_k", "d_model", "optimizer", "warmup", "head"]].itertuples(index=False, name=None)) == cells
+    assert len(windows) == len(cells)
+    for value, error in (("sensitivity", "sensitivity_mcse"), ("window_decades", "window_mcse"),
+                         ("steps_rmean", "steps_rmean_se"), ("share_learned", "share_learned_se")):
+        assert windows[value].notna().all() and windows[error].ge(0).all(), value
+    chosen = curves[curves.chosen].groupby(["d_k", "d_model", "optimizer", "warmup", "head"]).lr.first()
+    assert len(chosen) == len(cells)
+    assert (curves.steps_mean <= profile.budget + 1).all() and (curves.steps_se >= 0).all()

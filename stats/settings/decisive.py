@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-__all__ = ["DECISIVE_PROFILES", "EVIDENCE_VARIABLE", "DecisiveProfile", "decisive_profile"]
+__all__ = ["DECISIVE_PROFILES", "EVIDENCE_VARIABLE", "PRACTICE_OPTIMIZERS", "DecisiveProfile", "decisive_profile"]
 
 #: The environment variable that names the evidence profile (default: ``default``).
 EVIDENCE_VARIABLE = "SDPA_EVIDENCE"
@@ -40,6 +40,9 @@ WARMUP_STEPS = 20
 #: (optimizer, warm-up steps) every head is trained under; the control also under Adafactor.
 DECISIVE_OPTIMIZERS = (("sgd", 0), ("adam", 0), ("adam", WARMUP_STEPS))
 CONTROL_ONLY_OPTIMIZERS = (("adafactor", 0),)
+#: The variant a profile's widest shapes are trained under when it cannot afford every one: Adam
+#: with the warm-up, as practice trains (its cost, and what it leaves out: docs/performance.md).
+PRACTICE_OPTIMIZERS = (("adam", WARMUP_STEPS),)
 
 
 @dataclass(frozen=True)
@@ -47,7 +50,8 @@ class DecisiveProfile:
     """One evidence profile: its ``shapes`` ((d_k, d_model) pairs), the step ``budget`` of a run
     (a run stops once its accuracy is sustained), the float ``dtype``, the runs of each stage of
     the rate search (coarse, refined, confirmed at the chosen rate and its two quarter-decade
-    neighbours) and the root ``seed`` of the search (its own, as the pilots' are)."""
+    neighbours) and the root ``seed`` of the search (its own, as the pilots' are).  The shapes in
+    ``practice_only`` are trained under :data:`PRACTICE_OPTIMIZERS` alone (the control too)."""
 
     name: str
     shapes: tuple
@@ -57,13 +61,33 @@ class DecisiveProfile:
     refine_runs: int
     confirm_runs: int
     seed: int
+    practice_only: tuple = ()
+
+    def __post_init__(self):
+        if not set(self.practice_only) <= set(self.shapes):
+            raise ValueError(f"practice_only must name shapes of the profile {list(self.shapes)}; got {list(self.practice_only)}")
+
+    def optimizers(self, shape):
+        """The (optimizer, warm-up) variants every head is trained under at ``shape``."""
+        return PRACTICE_OPTIMIZERS if shape in self.practice_only else DECISIVE_OPTIMIZERS
+
+    def control_optimizers(self, shape):
+        """The variants the control is trained under at ``shape``: every head's, and Adafactor where all are run."""
+        return self.optimizers(shape) + (() if shape in self.practice_only else CONTROL_ONLY_OPTIMIZERS)
+
+    def cells(self):
+        """Every (shape, optimizer, warm-up) the heads are trained at, shapes in the profile's order."""
+        return tuple((shape, o, w) for shape in self.shapes for o, w in self.optimizers(shape))
 
 
 DECISIVE_PROFILES = {
     "default": DecisiveProfile(name="default", shapes=((32, 32), (32, 128)), budget=400, dtype="float32",
                                coarse_runs=3, refine_runs=6, confirm_runs=12, seed=4_3_2034),
+    # The widths the text names, cut to about an hour on two cores (docs/performance.md): every
+    # variant at its opening's d_k = 512; Adam with the warm-up at 1024 and at d_model = 4 d_k.
     "full": DecisiveProfile(name="full", shapes=((512, 512), (1024, 1024), (512, 2048)), budget=1000, dtype="float32",
-                            coarse_runs=4, refine_runs=8, confirm_runs=24, seed=4_3_2034),
+                            coarse_runs=2, refine_runs=3, confirm_runs=6, seed=4_3_2034,
+                            practice_only=((1024, 1024), (512, 2048))),
 }
 
 
