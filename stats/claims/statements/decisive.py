@@ -71,10 +71,10 @@ RECORDED = {
 #: The sentences the text could print instead; ``{measured}`` is the phrase the corrected check
 #: supports (the share, the widths and the optimiser in one piece).
 LEARNS_SENTENCE = "Without the division a head starts saturated, yet at a learning rate suited to it, it {measured}."
-SHARED_SENTENCE = ("At the scaled head's best learning rate a head without the division still {measured}: at this width "
+SHARED_SENTENCE = ("At the scaled head's best learning rate a head without the division still {measured}: at these widths "
                    "the saturated start does not stop it.")
 CONTROL_SENTENCE = ("Trained at the learning rate best for the same head with the division folded into the "
-                    "initialisation of W_Q, the unscaled head {measured}: at this width saturation at initialisation "
+                    "initialisation of W_Q, the unscaled head {measured}: at these widths saturation at initialisation "
                     "is not what stops a head from learning.")
 FROZEN_SENTENCE = ("Without the division the attention pattern is not frozen: at a learning rate suited to it, the head "
                    "{measured}.")
