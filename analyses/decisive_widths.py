@@ -2,7 +2,7 @@
 wide a window of rates works, and how long learning takes at the chosen rate.
 
 Section: the opening (a head of the width real models use).  The claims ``decisive-*`` test the
-shares that learn; this study reads the same searches (:func:`stats.lr_search.cached_rate_search`,
+shares that learn; this study reads the same searches (:func:`stats.lr_search.profile_search`,
 cached on disk: no run of its own when the claims have run) at the evidence profile's widths
 (``EVIDENCE=full``: d_k = 512 and 1024), and writes per head and cell
 
@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from stats import lr_sensitivity, lr_window, survival_to_accuracy
-from stats.claims.statements.decisive import searched_rate
+from stats.lr_search import profile_search
 from stats.settings.decisive import decisive_profile
 
 from ._data import StudyWriter, read_table
@@ -58,7 +58,7 @@ def simulate(out, *, seed, quick=False, workers=1):
     w = StudyWriter(out, STUDY, seed=seed, quick=quick)
     curves, windows = [], []
     for shape, optimizer, warmup, head in search_cells(profile):
-        search = searched_rate(profile, shape, head, optimizer, warmup)
+        search = profile_search(profile, shape, head, optimizer, warmup)
         cell = dict(profile=profile.name, d_k=shape[0], d_model=shape[1], optimizer=optimizer, warmup=warmup, head=head)
         for stage in search.stages:
             for p in stage.points:

@@ -50,11 +50,12 @@ from .engine.streams import as_seed_sequence, canonical, stream_key
 from .formulas import FORMULAS
 from .io import locked_cache, write_text
 from .settings import training as _training
+from .settings.decisive import SEARCH_START
 from .training.diagnostics import CHECKPOINTS
 from .training.simulations import TrainingSim
 from .tuning import cache_dir, source_digest
 
-__all__ = ["RatePoint", "RateSearch", "SearchStage", "cached_rate_search", "lattice_rate", "search_rate"]
+__all__ = ["RatePoint", "RateSearch", "SearchStage", "cached_rate_search", "lattice_rate", "profile_search", "search_rate"]
 
 STAGES = ("coarse", "refine", "confirm")
 #: The cell's own fields: the search sets them, ``options`` may not.
@@ -316,6 +317,18 @@ def cached_rate_search(**arguments):
         raise TypeError(f"options must be a mapping of TrainingSim fields; got {type(options).__name__}")
     frozen = tuple(sorted((k, tuple(sorted(v.items())) if isinstance(v, Mapping) else v) for k, v in arguments.items()))
     return _cached(frozen)
+
+
+@functools.lru_cache(maxsize=None)
+def profile_search(profile, shape, scaling, optimizer, warmup):
+    """The search of one cell of an evidence profile (:class:`~stats.settings.decisive.DecisiveProfile`):
+    ``shape`` (d_k, d_model), the head's ``scaling``, the ``optimizer`` and its ``warmup``, on the
+    profile's seed, runs a stage and run options, from :data:`~stats.settings.decisive.SEARCH_START`
+    (cached on disk by :func:`cached_rate_search`, in memory here: the claims and the study read it)."""
+    return cached_rate_search(d_k=shape[0], d_model=shape[1], scaling=scaling, optimizer=optimizer, seed=profile.seed,
+                              start=SEARCH_START[optimizer], options=profile.run_options(warmup),
+                              coarse_runs=profile.coarse_runs, refine_runs=profile.refine_runs,
+                              confirm_runs=profile.confirm_runs)
 
 
 def _table(search):

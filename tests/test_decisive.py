@@ -7,6 +7,7 @@ here (a full-profile search trains at d_k = 1024); the default profile's real cl
 import pytest
 
 from stats.claims.statements import decisive
+from stats import lr_search
 from stats.lr_search import RateSearch
 from stats.settings.decisive import (CONTROL_ONLY_OPTIMIZERS, DECISIVE_OPTIMIZERS, DECISIVE_PROFILES, EVIDENCE_VARIABLE,
                                      PRACTICE_OPTIMIZERS, DecisiveProfile, decisive_profile)
@@ -23,10 +24,10 @@ def stand_in_search(monkeypatch):
         return RateSearch((kw["d_k"], kw["d_model"], kw["scaling"], kw["optimizer"], ()), kw["seed"], (), 0.01,
                           bound == 0, bound)
 
-    monkeypatch.setattr(decisive, "cached_rate_search", fake)
-    decisive.searched_rate.cache_clear()
+    monkeypatch.setattr(lr_search, "cached_rate_search", fake)
+    lr_search.profile_search.cache_clear()
     yield calls
-    decisive.searched_rate.cache_clear()
+    lr_search.profile_search.cache_clear()
 
 
 def test_the_profile_is_read_from_the_environment_and_refused_by_name(monkeypatch):

@@ -12,7 +12,7 @@ learning rate of :math:`W_Q` (:func:`stats.training.folding.folded_query_lr_fact
 Each head is trained under SGD, under Adam started cold and under Adam with a short linear
 warm-up (practice never starts Adam cold at large rates), and the control under Adafactor too,
 every run in float32 with early stopping on sustained accuracy (its gradient check at step 0 in
-float64), each cell at rates found by the adaptive search (:func:`stats.tuning.bracket_rate`).
+float64), each cell at rates found by the adaptive search (:func:`stats.lr_search.profile_search`).
 
 Two *evidence profiles* say at which widths: ``default`` (the default build: the same cells at
 widths whose runs fit its budget, so every claim and its machinery is exercised at every build)
@@ -27,7 +27,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-__all__ = ["DECISIVE_PROFILES", "EVIDENCE_VARIABLE", "PRACTICE_OPTIMIZERS", "DecisiveProfile", "decisive_profile"]
+from .training import N_KEYS
+
+__all__ = ["DECISIVE_PROFILES", "EVIDENCE_VARIABLE", "PRACTICE_OPTIMIZERS", "SEARCH_START", "DecisiveProfile", "decisive_profile"]
 
 #: The environment variable that names the evidence profile (default: ``default``).
 EVIDENCE_VARIABLE = "SDPA_EVIDENCE"
@@ -40,6 +42,10 @@ WARMUP_STEPS = 20
 #: (optimizer, warm-up steps) every head is trained under; the control also under Adafactor.
 DECISIVE_OPTIMIZERS = (("sgd", 0), ("adam", 0), ("adam", WARMUP_STEPS))
 CONTROL_ONLY_OPTIMIZERS = (("adafactor", 0),)
+#: Where the search's coarse grid (five rates, two decades) is centred, per optimiser: within a
+#: decade of the pilots' best rates at d_k = 16 to 256 (``python -m stats.tuning``); the search
+#: extends its grid wherever its best is at an edge, so the centre moves the cost, not the answer.
+SEARCH_START = {"sgd": 1.0, "adam": 1e-2, "adafactor": 1e-1}
 #: The variant a profile's widest shapes are trained under when it cannot afford every one: Adam
 #: with the warm-up, as practice trains (its cost, and what it leaves out: docs/performance.md).
 PRACTICE_OPTIMIZERS = (("adam", WARMUP_STEPS),)
@@ -74,6 +80,11 @@ class DecisiveProfile:
     def control_optimizers(self, shape):
         """The variants the control is trained under at ``shape``: every head's, and Adafactor where all are run."""
         return self.optimizers(shape) + (() if shape in self.practice_only else CONTROL_ONLY_OPTIMIZERS)
+
+    def run_options(self, warmup):
+        """The TrainingSim fields every run of the profile shares, with ``warmup``: its budget, keys
+        (:data:`~stats.settings.training.N_KEYS`), precision, and stopping once accuracy holds."""
+        return {"steps": self.budget, "n_keys": N_KEYS, "dtype": self.dtype, "stop_when_learned": True, "warmup": warmup}
 
     def cells(self):
         """Every (shape, optimizer, warm-up) the heads are trained at, shapes in the profile's order."""

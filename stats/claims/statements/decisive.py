@@ -8,7 +8,7 @@ profile's shapes under SGD, Adam started cold and Adam with a short warm-up (the
 Adafactor too), in float32, each run stopping once its held-out probe holds 90% accuracy over
 the hold window, within the profile's step budget (a run that does not is censored: an outcome).
 Each head's rate is chosen per cell by the adaptive quarter-decade search
-(:func:`stats.lr_search.cached_rate_search`, on the profile's seed), whose chosen rate is interior
+(:func:`stats.lr_search.profile_search`, on the profile's seed), whose chosen rate is interior
 or labelled a bound.
 
 The default build runs the ``default`` profile (small widths: every check and its machinery
@@ -18,9 +18,7 @@ names its width, so a finding says at which widths it rests.
 
 from __future__ import annotations
 
-import functools
-
-from ...lr_search import cached_rate_search
+from ...lr_search import profile_search
 from ...settings.decisive import DECISIVE_OPTIMIZERS, DECISIVE_PROFILES, decisive_profile
 from ...settings.training import N_KEYS
 from ...training.diagnostics import checkpoint_steps
@@ -33,10 +31,6 @@ from ..headings import ASSUMPTION, JACOBIAN, OPENING
 
 SECTION = OPENING
 
-#: Where the search's coarse grid (five rates, two decades) is centred, per optimiser: within a
-#: decade of the pilots' best rates at d_k = 16 to 256 (``python -m stats.tuning``); the search
-#: extends its grid wherever its best is at an edge, so the centre moves the cost, not the answer.
-SEARCH_START = {"sgd": 1.0, "adam": 1e-2, "adafactor": 1e-1}
 #: "Cannot learn": a share of at most 0.1, refuted at a share of 0.6 (as training-unscaled-cannot-learn).
 CANNOT_LEARN_TARGET = 0.6
 LEARNS_TARGET = 0.45
@@ -142,23 +136,9 @@ def _shape_text(shape):
     return f"d_k={shape[0]}, d_model={shape[1]}"
 
 
-def _options(profile, warmup):
-    """The TrainingSim fields every run of ``profile`` shares, with ``warmup``."""
-    return {"steps": profile.budget, "n_keys": N_KEYS, "dtype": profile.dtype, "stop_when_learned": True, "warmup": warmup}
-
-
-@functools.lru_cache(maxsize=None)
-def searched_rate(profile, shape, scaling, optimizer, warmup):
-    """The adaptive search's record for one cell of ``profile`` (cached on disk by the search)."""
-    return cached_rate_search(d_k=shape[0], d_model=shape[1], scaling=scaling, optimizer=optimizer, seed=profile.seed,
-                              start=SEARCH_START[optimizer], options=_options(profile, warmup),
-                              coarse_runs=profile.coarse_runs, refine_runs=profile.refine_runs,
-                              confirm_runs=profile.confirm_runs)
-
-
 def rate_text(profile, shape, scaling, optimizer, warmup):
     """A cell's searched rate as a label reads it: ``0.0178``, or ``>= 31.6 (search edge: a bound)``."""
-    s = searched_rate(profile, shape, scaling, optimizer, warmup)
+    s = profile_search(profile, shape, scaling, optimizer, warmup)
     if s.interior:
         return f"{s.rate:g}"
     return f"{'>=' if s.bound == 1 else '<='} {s.rate:g} (search edge: a bound)"
@@ -166,8 +146,8 @@ def rate_text(profile, shape, scaling, optimizer, warmup):
 
 def decisive_sim(profile, shape, scaling, optimizer, warmup, rate_of=None):
     """``scaling``'s runs of ``profile`` at the searched rate of ``rate_of`` (default: its own)."""
-    lr = searched_rate(profile, shape, rate_of or scaling, optimizer, warmup).rate
-    return TrainingSim(shape[0], scaling, optimizer, lr, d_model=shape[1], **_options(profile, warmup))
+    lr = profile_search(profile, shape, rate_of or scaling, optimizer, warmup).rate
+    return TrainingSim(shape[0], scaling, optimizer, lr, d_model=shape[1], **profile.run_options(warmup))
 
 
 def claims(profile=None):
