@@ -15,13 +15,14 @@ from stats.settings.decisive import (CONTROL_ONLY_OPTIMIZERS, DECISIVE_OPTIMIZER
 
 @pytest.fixture
 def stand_in_search(monkeypatch):
-    """A search that trains nothing: every cell's rate 0.01, interior (the d_k = 1024 cell's bound at the top)."""
+    """A search that trains nothing: a rate per head, interior (the unscaled d_k = 1024 cell's a bound at the top)."""
     calls = []
 
     def fake(**kw):
         calls.append(kw)
         bound = 1 if kw["d_k"] == 1024 and kw["scaling"] == "none" else 0
-        return RateSearch((kw["d_k"], kw["d_model"], kw["scaling"], kw["optimizer"], ()), kw["seed"], (), 0.01,
+        rate = {"none": 0.001, "sqrt": 0.01, "t5": 0.00316}[kw["scaling"]]  # distinct: each check's runs are its own
+        return RateSearch((kw["d_k"], kw["d_model"], kw["scaling"], kw["optimizer"], ()), kw["seed"], (), rate,
                           bound == 0, bound)
 
     monkeypatch.setattr(lr_search, "cached_rate_search", fake)
