@@ -26,7 +26,7 @@ from stats.settings.decisive import decisive_profile
 from ._data import StudyWriter, read_table
 
 STUDY = "decisive_widths"
-#: The heads of every cell, and the control's extra optimiser where the profile trains it.
+#: The heads searched at each (shape, optimiser) of the profile; under the control's own optimiser, the control alone.
 HEADS = ("none", "sqrt", "t5")
 HEAD_LABELS = {"none": "no scaling", "sqrt": r"$1/\sqrt{d_k}$", "t5": "control (folded)"}
 FIGURES = {
@@ -98,7 +98,6 @@ def _select(frame, **values):
 
 
 def figures(out):
-
     from ._data import read_manifest
     from ._style import SCALING_COLORS, figure, setup
 
