@@ -192,7 +192,7 @@ def figures(out):
     axes[0].set_ylabel("steps to sustained 90% (RMST)")
     axes[1].set_yscale("log")
     axes[1].set_ylabel("best rate / the base grid's largest")
-    axes[0].legend(fontsize=6, loc="upper left")
+    axes[0].legend(fontsize=6, loc="upper right")  # upper left holds the d_k = 16 points
     figs["training_steps"] = fig
 
     d_big = max(d for d, m in shapes if d == m)
