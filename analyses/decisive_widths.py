@@ -26,8 +26,6 @@ from stats.settings.decisive import decisive_profile
 from ._data import StudyWriter, read_table
 
 STUDY = "decisive_widths"
-#: The heads searched at each (shape, optimiser) of the profile; under the control's own optimiser, the control alone.
-HEADS = ("none", "sqrt", "t5")
 HEAD_LABELS = {"none": "no scaling", "sqrt": r"$1/\sqrt{d_k}$", "t5": "control (folded)"}
 FIGURES = {
     "decisive_widths": dict(
@@ -44,20 +42,11 @@ FIGURES = {
 }
 
 
-def search_cells(profile):
-    """(shape, optimizer, warm-up, head) of every search the profile's claims ran."""
-    for shape in profile.shapes:
-        for optimizer, warmup in profile.control_optimizers(shape):
-            heads = HEADS if (optimizer, warmup) in profile.optimizers(shape) else ("t5",)
-            for head in heads:
-                yield shape, optimizer, warmup, head
-
-
 def simulate(out, *, seed, quick=False, workers=1):
     profile = decisive_profile()
     w = StudyWriter(out, STUDY, seed=seed, quick=quick)
     curves, windows = [], []
-    for shape, optimizer, warmup, head in search_cells(profile):
+    for shape, optimizer, warmup, head in profile.searches():
         search = profile_search(profile, shape, head, optimizer, warmup)
         cell = dict(profile=profile.name, d_k=shape[0], d_model=shape[1], optimizer=optimizer, warmup=warmup, head=head)
         for stage in search.stages:

@@ -78,6 +78,9 @@ def test_the_full_profile_trains_at_the_text_s_widths_with_the_control(stand_in_
     assert not any("at the scaled head's best" in label for _, label in graded)
     assert len(graded) == 3 * len(full.cells())
     assert {kw["seed"] for kw in stand_in_search} == {full.seed}
+    # The searches the claims ask for are the profile's list, which the widths study reads.
+    asked = {((kw["d_k"], kw["d_model"]), kw["optimizer"], kw["options"]["warmup"], kw["scaling"]) for kw in stand_in_search}
+    assert asked == set(full.searches()) and len(full.searches()) == len(asked)
 
 
 def test_every_recorded_finding_names_a_cell_its_profile_runs():
@@ -119,11 +122,11 @@ def test_the_widths_study_reads_every_search_of_the_profile_with_its_errors(quic
     """analyses/decisive_widths.py: one window row per search the claims ran, every rate of every stage a
     curve point, the chosen rate among them, and each number beside its standard error."""
     from analyses._data import read_manifest, read_table
-    from analyses.decisive_widths import STUDY, search_cells
+    from analyses.decisive_widths import STUDY
 
     profile = DECISIVE_PROFILES[read_manifest(quick_report, STUDY)["profile"]]
     windows, curves = read_table(quick_report, STUDY, "windows"), read_table(quick_report, STUDY, "curves")
-    cells = {(dk, dm, o, w, h) for (dk, dm), o, w, h in search_cells(profile)}
+    cells = {(dk, dm, o, w, h) for (dk, dm), o, w, h in profile.searches()}
     assert set(windows[["d_k", "d_model", "optimizer", "warmup", "head"]].itertuples(index=False, name=None)) == cells
     assert len(windows) == len(cells)
     for value, error in (("sensitivity", "sensitivity_mcse"), ("window_decades", "window_mcse"),

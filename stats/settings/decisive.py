@@ -86,6 +86,12 @@ class DecisiveProfile:
         (:data:`~stats.settings.training.N_KEYS`), precision, and stopping once accuracy holds."""
         return {"steps": self.budget, "n_keys": N_KEYS, "dtype": self.dtype, "stop_when_learned": True, "warmup": warmup}
 
+    def searches(self):
+        """Every (shape, optimizer, warm-up, head) whose rate is searched: each head under each of its
+        shape's variants, and the control alone under the variants only it is trained under."""
+        return tuple((shape, o, w, head) for shape in self.shapes for o, w in self.control_optimizers(shape)
+                     for head in (DECISIVE_SCALINGS if (o, w) in self.optimizers(shape) else ("t5",)))
+
     def cells(self):
         """Every (shape, optimizer, warm-up) the heads are trained at, shapes in the profile's order."""
         return tuple((shape, o, w) for shape in self.shapes for o, w in self.optimizers(shape))
