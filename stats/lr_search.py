@@ -55,13 +55,13 @@ from .training.diagnostics import CHECKPOINTS
 from .training.simulations import TrainingSim
 from .tuning import cache_dir, source_digest
 
-__all__ = ["RatePoint", "RateSearch", "SearchStage", "cached_rate_search", "lattice_rate", "profile_search", "search_rate"]
+__all__ = ["RatePoint", "RateSearch", "SearchStage", "cached_rate_search", "lattice_rate", "profile_search", "profile_searches", "search_rate"]
 
 STAGES = ("coarse", "refine", "confirm")
 #: The cell's own fields: the search sets them, ``options`` may not.
 _CELL_FIELDS = ("d_k", "d_model", "scaling", "optimizer", "lr")
 #: Bumped when the cache file's layout changes.
-_CACHE_FORMAT = 1
+_CACHE_FORMAT = 2
 #: The largest lattice index either way (rates 1e-8 to 1e8).
 _MAX_INDEX = 32
 
@@ -85,7 +85,11 @@ def _lattice_index(lr, name="start"):
 class RatePoint:
     """One rate of a stage: its runs' restricted mean steps to accuracy (censored at steps + 1) and
     mean capped final probe loss, each with its standard error, the rows behind them, and each
-    run's probe loss at initialisation (the same at every rate of a stage: common random numbers)."""
+    run's probe loss at initialisation (the same at every rate of a stage: common random numbers).
+    Per run too, read off the probe: ``frozen_rows``, the share of its queries on the key they chose
+    at step 0 at each checkpoint (:func:`~stats.training.diagnostics.checkpoint_steps`; a run that
+    stopped, having learned, keeps its value at the stop), and its final mean target logit
+    (``logit_rows``) and query--target-key cosine (``cosine_rows``)."""
 
     lr: float
     n: int
@@ -96,6 +100,9 @@ class RatePoint:
     steps_rows: tuple
     loss_rows: tuple
     initial_rows: tuple
+    frozen_rows: tuple = ()
+    logit_rows: tuple = ()
+    cosine_rows: tuple = ()
 
     def order(self):
         """The rule's sort key: restricted steps (their exact sum), then capped loss, then the rate."""
@@ -149,8 +156,9 @@ class RateSearch:
 
     @classmethod
     def from_json(cls, data):
-        rows = ("steps_rows", "loss_rows", "initial_rows")
-        stages = tuple(SearchStage(**{**s, "points": tuple(RatePoint(**{**p, **{r: tuple(p[r]) for r in rows}})
+        rows = ("steps_rows", "loss_rows", "initial_rows", "logit_rows", "cosine_rows")
+        stages = tuple(SearchStage(**{**s, "points": tuple(RatePoint(**{**p, **{r: tuple(p[r]) for r in rows},
+                                                                        "frozen_rows": tuple(map(tuple, p["frozen_rows"]))})
                                                              for p in s["points"])}) for s in data["stages"])
         cell = (*data["cell"][:4], tuple(tuple(o) for o in data["cell"][4]))
         return cls(cell, data["seed"], stages, data["rate"], data["interior"], data["bound"])
@@ -191,12 +199,15 @@ def _stage_seed(seed, stage):
 
 
 _LOSS_FINAL, _LOSS_INITIAL = f"loss_{CHECKPOINTS - 1}", "loss_0"
+_FROZEN = tuple(f"frozen_{k}" for k in range(CHECKPOINTS))
+_LOGIT_FINAL, _COSINE_FINAL = f"target_logit_{CHECKPOINTS - 1}", f"cosine_{CHECKPOINTS - 1}"
 
 
 def _draw(cell, lr, runs, stage_seed, *, workers, scheduler, progress):
     """``runs`` runs of ``cell`` at ``lr`` on the stage's stream: a :class:`RatePoint`."""
     sim = _sim(cell, lr)
-    job = Job(sim, runs, frozenset({"steps_to_accuracy", _LOSS_FINAL, _LOSS_INITIAL}), stream=_stream(cell))
+    job = Job(sim, runs, frozenset({"steps_to_accuracy", _LOSS_FINAL, _LOSS_INITIAL, _LOGIT_FINAL, _COSINE_FINAL, *_FROZEN}),
+              stream=_stream(cell))
     res = run_simulations([job], seed=stage_seed, formulas=FORMULAS, workers=workers, scheduler=scheduler,
                           progress=progress, desc=f"lr search {lr:g}")[job.key]
     steps = res.rows("steps_to_accuracy").astype(float)
@@ -206,8 +217,11 @@ def _draw(cell, lr, runs, stage_seed, *, workers, scheduler, progress):
     loss = np.where(np.isfinite(final), np.minimum(final, init), init)
     n = steps.size
     se = (lambda x: float(np.std(x, ddof=1) / math.sqrt(n))) if n > 1 else (lambda x: math.inf)
+    frozen = np.column_stack([res.rows(name).astype(float) for name in _FROZEN])
     return RatePoint(float(lr), int(n), float(steps.mean()), se(steps), float(loss.mean()), se(loss),
-                     tuple(float(v) for v in steps), tuple(float(v) for v in loss), tuple(float(v) for v in init))
+                     tuple(float(v) for v in steps), tuple(float(v) for v in loss), tuple(float(v) for v in init),
+                     tuple(tuple(float(v) for v in run) for run in frozen),
+                     tuple(float(v) for v in res.rows(_LOGIT_FINAL)), tuple(float(v) for v in res.rows(_COSINE_FINAL)))
 
 
 def _run_stage(name, ks, step, runs, max_extensions, draw):
@@ -280,8 +294,8 @@ def _digest(arguments):
     return h.hexdigest()
 
 
-@functools.lru_cache(maxsize=None)
-def _cached(frozen_arguments):
+def _cache_io(frozen_arguments):
+    """A search's arguments and its cache file's lock, reader and writer (``cache_dir()/lr-search``)."""
     arguments = dict(frozen_arguments)
     arguments["options"] = dict(arguments["options"]) if arguments["options"] is not None else None
     folder = cache_dir() / "lr-search"
@@ -300,14 +314,21 @@ def _cached(frozen_arguments):
     def store(result):
         write_text(json.dumps(dict(digest=digest, search=result.to_json()), indent=1) + "\n", path)
 
-    return locked_cache(folder / f"{digest[:24]}.lock", read,
-                        functools.partial(search_rate, **arguments, workers=default_workers(), progress=True), store)
+    return arguments, folder / f"{digest[:24]}.lock", read, store
 
 
-def cached_rate_search(**arguments):
-    """:func:`search_rate` run once per checkout (per change of its arguments, the sources below the
-    claims or numpy's version) and kept in ``cache_dir()/lr-search`` (no ``workers``: the cache's
-    numbers do not depend on them, and it runs on all this process's cores)."""
+def _search_cached(frozen_arguments, *, workers, progress):
+    arguments, lock, read, store = _cache_io(frozen_arguments)
+    return locked_cache(lock, read, functools.partial(search_rate, **arguments, workers=workers, progress=progress), store)
+
+
+@functools.lru_cache(maxsize=None)
+def _cached(frozen_arguments):
+    return _search_cached(frozen_arguments, workers=default_workers(), progress=True)
+
+
+def _frozen(arguments):
+    """``cached_rate_search``'s arguments, checked, as a hashable key."""
     for name in ("workers", "scheduler", "progress"):
         if name in arguments:
             raise TypeError(f"{name} is not an argument of cached_rate_search (the search runs on all cores)")
@@ -315,8 +336,20 @@ def cached_rate_search(**arguments):
     options = arguments["options"]
     if options is not None and not isinstance(options, Mapping):
         raise TypeError(f"options must be a mapping of TrainingSim fields; got {type(options).__name__}")
-    frozen = tuple(sorted((k, tuple(sorted(v.items())) if isinstance(v, Mapping) else v) for k, v in arguments.items()))
-    return _cached(frozen)
+    return tuple(sorted((k, tuple(sorted(v.items())) if isinstance(v, Mapping) else v) for k, v in arguments.items()))
+
+
+def cached_rate_search(**arguments):
+    """:func:`search_rate` run once per checkout (per change of its arguments, the sources below the
+    claims or numpy's version) and kept in ``cache_dir()/lr-search`` (no ``workers``: the cache's
+    numbers do not depend on them, and it runs on all this process's cores)."""
+    return _cached(_frozen(arguments))
+
+
+def _profile_arguments(profile, shape, scaling, optimizer, warmup):
+    return dict(d_k=shape[0], d_model=shape[1], scaling=scaling, optimizer=optimizer, seed=profile.seed,
+                start=SEARCH_START[optimizer], options=profile.run_options(warmup), coarse_runs=profile.coarse_runs,
+                refine_runs=profile.refine_runs, confirm_runs=profile.confirm_runs)
 
 
 @functools.lru_cache(maxsize=None)
@@ -325,10 +358,37 @@ def profile_search(profile, shape, scaling, optimizer, warmup):
     ``shape`` (d_k, d_model), the head's ``scaling``, the ``optimizer`` and its ``warmup``, on the
     profile's seed, runs a stage and run options, from :data:`~stats.settings.decisive.SEARCH_START`
     (cached on disk by :func:`cached_rate_search`, in memory here: the claims and the study read it)."""
-    return cached_rate_search(d_k=shape[0], d_model=shape[1], scaling=scaling, optimizer=optimizer, seed=profile.seed,
-                              start=SEARCH_START[optimizer], options=profile.run_options(warmup),
-                              coarse_runs=profile.coarse_runs, refine_runs=profile.refine_runs,
-                              confirm_runs=profile.confirm_runs)
+    return cached_rate_search(**_profile_arguments(profile, shape, scaling, optimizer, warmup))
+
+
+def _draw_search(frozen_arguments):
+    """One search drawn in a worker process, on that process alone (its cache file is the result)."""
+    _search_cached(frozen_arguments, workers=1, progress=False)
+
+
+def profile_searches(profile, *, workers=None):
+    """``{(shape, optimizer, warmup, scaling): RateSearch}`` for every search of ``profile``
+    (:meth:`~stats.settings.decisive.DecisiveProfile.searches`), the ones not cached yet drawn side
+    by side, one search a process on ``workers`` processes (default: all cores).  A search's stages
+    and rates run one after another and a small cell's draw is one block, so searches drawn one at a
+    time would hold one core; the numbers are those of :func:`profile_search`, whatever ``workers``."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    from tqdm.auto import tqdm
+
+    from .engine.executors import pool_context
+
+    workers = default_workers() if workers is None else workers
+    if isinstance(workers, bool) or not isinstance(workers, numbers.Integral) or workers < 1:
+        raise ValueError(f"workers must be a positive integer; got {workers!r}")
+    keys = {key: _frozen(_profile_arguments(profile, key[0], key[3], key[1], key[2])) for key in profile.searches()}
+    missing = [f for f in dict.fromkeys(keys.values()) if _cache_io(f)[2]() is None]
+    if len(missing) > 1 and workers > 1:
+        with ProcessPoolExecutor(max_workers=min(workers, len(missing)), mp_context=pool_context()) as pool:
+            done = pool.map(_draw_search, missing)  # every search submitted before the bar starts its thread
+            for _ in tqdm(done, total=len(missing), desc=f"rate searches ({profile.name} profile)", unit="search"):
+                pass
+    return {key: profile_search(profile, key[0], key[3], key[1], key[2]) for key in keys}
 
 
 def _table(search):

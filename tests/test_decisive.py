@@ -26,6 +26,8 @@ def stand_in_search(monkeypatch):
                           bound == 0, bound)
 
     monkeypatch.setattr(lr_search, "cached_rate_search", fake)
+    # one process: profile_searches then asks profile_search, search by search, and so the stand-in
+    monkeypatch.setattr(lr_search, "default_workers", lambda: 1)
     lr_search.profile_search.cache_clear()
     yield calls
     lr_search.profile_search.cache_clear()
@@ -135,3 +137,17 @@ def test_the_widths_study_reads_every_search_of_the_profile_with_its_errors(quic
     chosen = curves[curves.chosen].groupby(["d_k", "d_model", "optimizer", "warmup", "head"]).lr.first()
     assert len(chosen) == len(cells)
     assert (curves.steps_mean <= profile.budget + 1).all() and (curves.steps_se >= 0).all()
+    for value, error in (("logit_mean", "logit_se"), ("cosine_mean", "cosine_se")):
+        assert windows[value].notna().all() and windows[error].ge(0).all(), value
+    assert windows.cosine_mean.between(-1, 1).all()
+    # the pattern over time: every searched head at its chosen rate, at every checkpoint, step 0 its own choice
+    frozen = read_table(quick_report, STUDY, "frozen")
+    from stats.training import CHECKPOINTS, checkpoint_steps
+
+    assert set(frozen[["d_k", "d_model", "optimizer", "warmup", "head"]].itertuples(index=False, name=None)) == cells
+    assert len(frozen) == len(cells) * CHECKPOINTS
+    assert sorted(set(frozen.step)) == sorted(set(checkpoint_steps(profile.budget)))
+    assert (frozen[frozen.checkpoint == 0].share_mean == 1).all() and frozen.share_mean.between(0, 1).all()
+    assert frozen.share_se.ge(0).all()
+    rates = frozen.groupby(["d_k", "d_model", "optimizer", "warmup", "head"]).rate.first()
+    assert rates.to_dict() == windows.set_index(["d_k", "d_model", "optimizer", "warmup", "head"]).rate.to_dict()

@@ -137,6 +137,67 @@ def test_a_cached_search_is_what_running_it_gives_and_is_not_run_again(tmp_path,
         lr_search._cached.cache_clear()
 
 
+def _tiny_profile():
+    from stats.settings.decisive import DecisiveProfile
+
+    # Two shapes: one under every variant (10 searches), one under the warm-up Adam alone (3).
+    return DecisiveProfile(name="tiny", shapes=((8, 8), (8, 16)), budget=64, dtype="float32", coarse_runs=2,
+                           refine_runs=2, confirm_runs=2, seed=11, practice_only=((8, 16),))
+
+
+def _clear():
+    lr_search._cached.cache_clear()
+    lr_search.profile_search.cache_clear()
+
+
+def test_a_profile_drawn_side_by_side_is_the_profile_drawn_one_search_at_a_time(tmp_path, monkeypatch):
+    """The searches drawn on two processes are, search for search, the ones drawn in turn in this
+    process (a fresh cache each), and a second call reads the cache without drawing again."""
+    profile = _tiny_profile()
+    _clear()
+    try:
+        monkeypatch.setenv("SDPA_CACHE", str(tmp_path / "side"))
+        side = lr_search.profile_searches(profile, workers=2)
+        assert list(side) == list(profile.searches()) and len(side) == 13
+        assert len(list((tmp_path / "side" / "lr-search").glob("*.json"))) == 13
+        _clear()
+        monkeypatch.setenv("SDPA_CACHE", str(tmp_path / "turn"))
+        turn = {key: lr_search.profile_search(profile, key[0], key[3], key[1], key[2]) for key in profile.searches()}
+        assert side == turn
+        _clear()
+        monkeypatch.setattr(lr_search, "search_rate", lambda **kw: (_ for _ in ()).throw(AssertionError("drawn again")))
+        assert lr_search.profile_searches(profile, workers=2) == turn
+    finally:
+        _clear()
+
+
+@pytest.mark.parametrize("workers", [0, -1, 1.5, True, "2"])
+def test_profile_searches_refuses_a_bad_worker_count(workers):
+    with pytest.raises(ValueError, match="workers"):
+        lr_search.profile_searches(_tiny_profile(), workers=workers)
+
+
+def test_a_rate_keeps_each_runs_probe_over_time():
+    """Per run: the share of queries on their step-0 key at every checkpoint (1 at step 0), and the
+    final target logit and q-k cosine, as the trainer reports them for the same runs."""
+    from stats.engine.executors import Job, run_simulations
+    from stats.formulas import FORMULAS
+    from stats.training.diagnostics import CHECKPOINTS
+
+    search = lr_search.search_rate(**CHEAP)
+    stage = search.stage("coarse")
+    p = stage.points[0]
+    assert len(p.frozen_rows) == p.n and all(len(r) == CHECKPOINTS and r[0] == 1.0 for r in p.frozen_rows)
+    assert all(0.0 <= v <= 1.0 for r in p.frozen_rows for v in r)
+    assert len(p.logit_rows) == len(p.cosine_rows) == p.n and all(-1.0 <= c <= 1.0 for c in p.cosine_rows)
+    cell = search.cell
+    job = Job(lr_search._sim(cell, p.lr), p.n, frozenset({"frozen_3", "target_logit_8", "cosine_8"}),
+              stream=lr_search._stream(cell))
+    res = run_simulations([job], seed=lr_search._stage_seed(CHEAP["seed"], 0), formulas=FORMULAS)[job.key]
+    assert [r[3] for r in p.frozen_rows] == list(res.rows("frozen_3"))
+    assert p.logit_rows == tuple(res.rows("target_logit_8")) and p.cosine_rows == tuple(res.rows("cosine_8"))
+
+
 @pytest.mark.parametrize("change, match", [
     (dict(options=dict(lr=0.1)), "options"), (dict(options=dict(bogus=1)), "options"), (dict(options=[1]), "options"),
     (dict(start=0.0), "start"), (dict(start=math.nan), "start"), (dict(start="0.1"), "start"),

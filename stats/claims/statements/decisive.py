@@ -18,7 +18,7 @@ names its width, so a finding says at which widths it rests.
 
 from __future__ import annotations
 
-from ...lr_search import profile_search
+from ...lr_search import profile_search, profile_searches
 from ...settings.decisive import DECISIVE_OPTIMIZERS, DECISIVE_PROFILES, decisive_profile
 from ...settings.training import N_KEYS
 from ...training.diagnostics import checkpoint_steps
@@ -152,6 +152,7 @@ def decisive_sim(profile, shape, scaling, optimizer, warmup, rate_of=None):
 
 def claims(profile=None):
     profile = decisive_profile() if profile is None else profile
+    profile_searches(profile)  # every rate the labels name, drawn side by side where not cached yet
     variants = profile.cells()
     at_most = Stated.at_most("cannot learn: share <= 0.1", 0.1)
     learns = LEARNS
