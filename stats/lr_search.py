@@ -372,7 +372,7 @@ def profile_searches(profile, *, workers=None):
     by side, one search a process on ``workers`` processes (default: all cores).  A search's stages
     and rates run one after another and a small cell's draw is one block, so searches drawn one at a
     time would hold one core; the numbers are those of :func:`profile_search`, whatever ``workers``."""
-    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures import ProcessPoolExecutor, as_completed
 
     from tqdm.auto import tqdm
 
@@ -384,10 +384,13 @@ def profile_searches(profile, *, workers=None):
     keys = {key: _frozen(_profile_arguments(profile, key[0], key[3], key[1], key[2])) for key in profile.searches()}
     missing = [f for f in dict.fromkeys(keys.values()) if _cache_io(f)[2]() is None]
     if len(missing) > 1 and workers > 1:
+        # The widest first (a run's step costs about d_k d_model), so the pool drains evenly.
+        missing.sort(key=lambda f: -dict(f)["d_k"] * (dict(f)["d_model"] or dict(f)["d_k"]))
         with ProcessPoolExecutor(max_workers=min(workers, len(missing)), mp_context=pool_context()) as pool:
-            done = pool.map(_draw_search, missing)  # every search submitted before the bar starts its thread
-            for _ in tqdm(done, total=len(missing), desc=f"rate searches ({profile.name} profile)", unit="search"):
-                pass
+            futures = [pool.submit(_draw_search, f) for f in missing]  # all submitted before the bar starts its thread
+            for future in tqdm(as_completed(futures), total=len(missing), desc=f"rate searches ({profile.name} profile)",
+                               unit="search"):
+                future.result()
     return {key: profile_search(profile, key[0], key[3], key[1], key[2]) for key in keys}
 
 
