@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from stats import lr_sensitivity, lr_window, survival_to_accuracy
+from stats import lr_sensitivity, lr_window, mean_estimate, survival_to_accuracy
 from stats.lr_search import profile_searches
 from stats.settings.decisive import decisive_profile
 from stats.training import checkpoint_steps
@@ -105,9 +105,9 @@ def simulate(out, *, seed, quick=False, workers=1):
 
 
 def _mean_se(name, rows):
-    """``{name}_mean`` and ``{name}_se``: the mean of ``rows`` and its standard error (n - 1 in the sd)."""
-    x = np.asarray(rows, dtype=float)
-    return {f"{name}_mean": float(x.mean()), f"{name}_se": float(x.std(ddof=1) / np.sqrt(x.size))}
+    """``{name}_mean`` and ``{name}_se``: the mean of ``rows`` and its standard error (:func:`stats.mean_estimate`)."""
+    e = mean_estimate(np.asarray(rows, dtype=float))
+    return {f"{name}_mean": float(e.value), f"{name}_se": float(e.mcse)}
 
 
 def _variant(optimizer, warmup):

@@ -361,6 +361,12 @@ def profile_search(profile, shape, scaling, optimizer, warmup):
     return cached_rate_search(**_profile_arguments(profile, shape, scaling, optimizer, warmup))
 
 
+def _step_cost(frozen_arguments):
+    """What a training step of the search's cell costs, up to a constant: d_k d_model."""
+    arguments = dict(frozen_arguments)
+    return arguments["d_k"] * (arguments["d_model"] or arguments["d_k"])
+
+
 def _draw_search(frozen_arguments):
     """One search drawn in a worker process, on that process alone (its cache file is the result)."""
     _search_cached(frozen_arguments, workers=1, progress=False)
@@ -384,8 +390,7 @@ def profile_searches(profile, *, workers=None):
     keys = {key: _frozen(_profile_arguments(profile, key[0], key[3], key[1], key[2])) for key in profile.searches()}
     missing = [f for f in dict.fromkeys(keys.values()) if _cache_io(f)[2]() is None]
     if len(missing) > 1 and workers > 1:
-        # The widest first (a run's step costs about d_k d_model), so the pool drains evenly.
-        missing.sort(key=lambda f: -dict(f)["d_k"] * (dict(f)["d_model"] or dict(f)["d_k"]))
+        missing.sort(key=_step_cost, reverse=True)  # the widest first, so the pool drains evenly
         with ProcessPoolExecutor(max_workers=min(workers, len(missing)), mp_context=pool_context()) as pool:
             futures = [pool.submit(_draw_search, f) for f in missing]  # all submitted before the bar starts its thread
             for future in tqdm(as_completed(futures), total=len(missing), desc=f"rate searches ({profile.name} profile)",
