@@ -66,11 +66,14 @@ def build_numbers(out):
     for claim, check in _stated_checks():
         row = table.loc[(claim.id, check.label)]
         value = float(row["estimate"])
-        text = check.stated.text if check.stated.text[0].isdigit() else f"{value:.3g}"
-        shown = rounded_as_stated(value, text)
+        if math.isfinite(value):
+            text = check.stated.text if check.stated.text[0].isdigit() else f"{value:.3g}"
+            shown = rounded_as_stated(value, text)
+        else:  # not estimated in this run (untestable here): the macro says so, never "nan"
+            value, shown = None, r"\textit{not estimated}"
         entries[check.macro] = dict(
             value=value,
-            error=None if pd.isna(row["mcse"]) else float(row["mcse"]),
+            error=None if value is None or pd.isna(row["mcse"]) else float(row["mcse"]),
             error_kind="MCSE" if check.draws else "quadrature/arithmetic bound",
             rounded=shown,
             text_says=check.stated.text,

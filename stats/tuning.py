@@ -281,25 +281,24 @@ class BaseRate(NamedTuple):
     runs: int
 
 
-@functools.lru_cache(maxsize=None)
-def mup_base_rates():
-    """``{(scaling, mup_base): BaseRate}`` for the muP claims' parameterisations
-    (:data:`~stats.settings.fixes.PARAMETERISATIONS`): each one's own best rate at the base width
-    :data:`~stats.settings.fixes.MUP_BASE`, from a pilot on its own seed
-    (:data:`~stats.settings.fixes.MUP_PILOT_SEED`; :data:`~stats.settings.fixes.MUP_PILOT_RUNS`
-    seeds, every grid rate on the same draws).  The pilot costs seconds at d_k = 16, so it is
-    drawn once per process, not cached on disk.  A best rate at its grid's edge has no bracket:
-    that is refused (the grid in :data:`~stats.settings.fixes.MUP_STUDY_GRIDS` must be widened)."""
+def _mup_pilot_jobs():
+    """``{(scaling, mup_base): (sim, job)}``: the muP base-rate pilot's sweeps, one per parameterisation."""
     grids = {(scaling, base): _fixes.MUP_STUDY_GRIDS[f"{scaling}/{base}"] for _, scaling, base in _fixes.PARAMETERISATIONS}
-    sims = {key: LRSweepSim(_fixes.MUP_BASE, grid, key[0], "adam", _fixes.MUP_STEPS, mup_base=key[1])
-            for key, grid in grids.items()}
-    losses = {key: frozenset(f"loss_at_{i}" for i in range(len(sim.lrs))) for key, sim in sims.items()}
-    jobs = [Job(sim, _fixes.MUP_PILOT_RUNS, losses[key], stream=stream_key("pilot/mup-base-rate", scaling=key[0],
-                                                                             base=str(key[1])))
-            for key, sim in sims.items()]
-    res = run_simulations(jobs, seed=_fixes.MUP_PILOT_SEED, formulas=FORMULAS, workers=1)
     out = {}
-    for (key, sim), job in zip(sims.items(), jobs):
+    for key, grid in grids.items():
+        sim = LRSweepSim(_fixes.MUP_BASE, grid, key[0], "adam", _fixes.MUP_STEPS, mup_base=key[1])
+        losses = frozenset(f"loss_at_{i}" for i in range(len(sim.lrs)))
+        out[key] = sim, Job(sim, _fixes.MUP_PILOT_RUNS, losses,
+                            stream=stream_key("pilot/mup-base-rate", scaling=key[0], base=str(key[1])))
+    return out
+
+
+def _draw_mup_base_rates(pilots):
+    """:func:`mup_base_rates` drawn now from ``pilots`` (:func:`_mup_pilot_jobs`)."""
+    res = run_simulations([job for _, job in pilots.values()], seed=_fixes.MUP_PILOT_SEED, formulas=FORMULAS,
+                          workers=default_workers())
+    out = {}
+    for key, (sim, job) in pilots.items():
         rows = np.array([res[job.key].rows(f"loss_at_{i}") for i in range(len(sim.lrs))])
         means = rows.mean(axis=1)
         best = int(np.argmin(means))
@@ -311,6 +310,46 @@ def mup_base_rates():
         out[key] = BaseRate(float(sim.lrs[best]), tuple(float(v) for v in sim.lrs[best - 1:best + 2]), float(sim.lrs[second]),
                             float(diff.mean()), float(diff.std(ddof=1) / np.sqrt(diff.size)), int(diff.size))
     return out
+
+
+@functools.lru_cache(maxsize=None)
+def mup_base_rates():
+    """``{(scaling, mup_base): BaseRate}`` for the muP claims' parameterisations
+    (:data:`~stats.settings.fixes.PARAMETERISATIONS`): each one's own best rate at the base width
+    :data:`~stats.settings.fixes.MUP_BASE`, from a pilot on its own seed
+    (:data:`~stats.settings.fixes.MUP_PILOT_SEED`; :data:`~stats.settings.fixes.MUP_PILOT_RUNS`
+    seeds, every grid rate on the same draws).  Drawn once and cached on disk like the rate pilots
+    (module docstring): the draw takes about 8 s on one core, and every process that builds the
+    registry (the claims, the report's numbers, page and findings) asks for it.  A best rate at its
+    grid's edge has no bracket: that is refused (the grid in
+    :data:`~stats.settings.fixes.MUP_STUDY_GRIDS` must be widened)."""
+    pilots = _mup_pilot_jobs()
+    h = hashlib.sha256()
+    definition = dict(format=_CACHE_FORMAT, seed=_fixes.MUP_PILOT_SEED, numpy=np.__version__,
+                      jobs=[(job.sim.key, job.n, sorted(job.keep), job.stream) for _, job in pilots.values()])
+    h.update(json.dumps(definition, sort_keys=True, default=str).encode())
+    _hash_sources(h)
+    digest = h.hexdigest()
+    folder = cache_dir() / "pilots"
+    path = folder / f"mup-base-rates-{digest[:20]}.json"
+
+    def read():
+        try:
+            data = json.loads(path.read_text())
+            if data.get("digest") == digest:
+                return {(scaling, base): BaseRate(rate, tuple(bracket), runner_up, margin, se, runs)
+                        for scaling, base, (rate, bracket, runner_up, margin, se, runs) in data["rates"]}
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+        return None
+
+    def store(result):
+        rates = [[scaling, base, list(rate)] for (scaling, base), rate in result.items()]
+        for old in folder.glob("mup-base-rates-*.json"):
+            old.unlink()
+        write_text(json.dumps(dict(digest=digest, rates=rates), indent=1) + "\n", path)
+
+    return locked_cache(folder / "mup-base-rates.lock", read, lambda: _draw_mup_base_rates(pilots), store)
 
 
 def _table(result):

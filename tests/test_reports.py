@@ -7,6 +7,7 @@ Every test here that reads a build is in the slow tier (tests/conftest.py marks 
 its one shared build, ``quick_report``); the atomic-write test needs none and is fast."""
 
 import hashlib
+import math
 import os
 import re
 import shutil
@@ -55,6 +56,29 @@ def test_every_output_exists(built):
     for name in all_figures():
         for ext in ("png", "pdf"):
             assert (built / "figures" / f"{name}.{ext}").stat().st_size > 5_000
+
+
+def test_a_number_the_run_did_not_estimate_is_said_so_never_nan(built, tmp_path):
+    """A quoted number whose check is untestable in a run (a draft's tail limit, a part missing
+    here) gets a macro that says it was not estimated and a null in numbers.json: never ``nan``."""
+    import json
+
+    import pandas as pd
+
+    from analyses.report import build_numbers
+
+    table = pd.read_csv(built / "claims.csv")
+    row = table.index[(table["claim"] == "saturation-table") & (table["check"] == "unscaled max weight, d_k=4")][0]
+    table.loc[row, ["estimate", "mcse", "verdict"]] = [float("nan"), float("nan"), "untestable"]
+    table.to_csv(tmp_path / "claims.csv", index=False)
+    entries = build_numbers(tmp_path)
+    tex = (tmp_path / "numbers.tex").read_text()
+    assert r"\newcommand{\satMaxUnscaledFour}{\textit{not estimated}}" in tex
+    assert entries["satMaxUnscaledFour"]["value"] is None and entries["satMaxUnscaledFour"]["error"] is None
+    for path in (tmp_path / "numbers.json", built / "numbers.json"):
+        values = [e["value"] for e in json.loads(path.read_text()).values()]
+        assert all(v is None or math.isfinite(v) for v in values)
+    assert "{nan}" not in (built / "numbers.tex").read_text()
 
 
 def test_the_page_references_every_figure_and_only_existing_ones(built):

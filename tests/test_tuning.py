@@ -86,6 +86,30 @@ def test_a_damaged_cache_is_drawn_again(cache):
     assert json.loads(path.read_text())["best"]
 
 
+def test_the_mup_base_rates_are_cached_as_drawn_and_drawn_again_when_damaged(tmp_path, monkeypatch):
+    """The muP base-rate pilot (every process that builds the registry asks for it) is drawn once:
+    the cache gives what drawing gives, exactly, and a damaged cache is drawn again."""
+    monkeypatch.setenv("SDPA_CACHE", str(tmp_path))
+    tuning.mup_base_rates.cache_clear()
+    try:
+        cold = tuning.mup_base_rates()
+        assert cold == tuning._draw_mup_base_rates(tuning._mup_pilot_jobs())
+        (path,) = (tmp_path / "pilots").glob("mup-base-rates-*.json")
+        tuning.mup_base_rates.cache_clear()
+
+        def no_draw(pilots):
+            raise AssertionError("the cached muP base rates were drawn again")
+
+        with monkeypatch.context() as m:
+            m.setattr(tuning, "_draw_mup_base_rates", no_draw)
+            assert tuning.mup_base_rates() == cold
+        path.write_text("{not json")
+        tuning.mup_base_rates.cache_clear()
+        assert tuning.mup_base_rates() == cold and json.loads(path.read_text())["rates"]
+    finally:
+        tuning.mup_base_rates.cache_clear()
+
+
 def test_the_claims_best_rates_are_the_pilots(monkeypatch):
     monkeypatch.setattr(tuning, "best_rates", lambda pilot: {"chosen by": pilot.name})
     assert tuning.training_best_lr() == {"chosen by": settings.RATE_PILOT.name}

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from ..settings import DEFAULT_SEED
 
-__all__ = ["CHUNK_NUMBERS", "DEFAULT_SEED", "DRAFT_MIN_ROWS", "DRAFT_ROW_NUMBERS", "FALSE_PASS", "FAMILY_ALPHA", "MIN_ROWS",
-           "TAIL_BUDGET"]
+__all__ = ["CHUNK_NUMBERS", "DEFAULT_SEED", "DRAFT_MIN_ROWS", "DRAFT_PILOT_MIN_ROWS", "DRAFT_ROW_NUMBERS", "FALSE_PASS",
+           "FAMILY_ALPHA", "MIN_ROWS", "TAIL_BUDGET"]
 
 #: Family-wise false-fail rate of the whole registry (Holm).
 FAMILY_ALPHA = 1e-3
@@ -21,6 +21,13 @@ FALSE_PASS = 1e-3
 MIN_ROWS = 16
 DRAFT_ROW_NUMBERS = float(1 << 28)
 DRAFT_MIN_ROWS = 4
+#: A draft's pilot of a costly simulation holds DRAFT_ROW_NUMBERS random numbers' worth of rows,
+#: and at least DRAFT_PILOT_MIN_ROWS (a build's pilot holds at least 200).  The muP sweeps at
+#: d_k = 128 (55 million numbers a row) drew 200-row pilots, 33 billion numbers, about 60 of a
+#: warm draft's 94 s on 2 cores, to size checks the draft then drew at 16-19 rows
+#: (docs/performance.md).  A smaller pilot only widens the upper bound on its sd, so the draft's
+#: design asks more rows, never fewer than the check needs.
+DRAFT_PILOT_MIN_ROWS = 64
 #: Random numbers a check may draw to bring its tail error down to TAIL_FRACTION; past it
 #: the check keeps the largest affordable n with a conservative p-value (and is untestable
 #: only if even that n leaves a tail error above TAIL_LIMIT).

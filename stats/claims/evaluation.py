@@ -142,6 +142,13 @@ def evaluate(the_plan, results, *, formulas=FORMULAS, alpha=FAMILY_ALPHA, beta=F
             row["verdict"] = ERROR
             continue
         e = p.check.erratum
+        if e is not None and state == "holds" and p.below_design:
+            # A draft's few rows that do not refute the text say nothing of a recorded finding:
+            # not stale, not confirmed; the build, at the design's rows, grades it.
+            row["note"] = "; ".join(x for x in (f"a draft's {row['n']} of the {p.design_n} rows its design asks do "
+                                                f"not refute the text: not graded here (the build grades it)",
+                                                row["note"]) if x)
+            continue
         row["verdict"] = verdict(state == "refuted", erratum=e)
         row.update(_finding(p.check, state == "refuted", row["estimate"]))
         if e is not None:  # a check with an erratum tests a stated interval (Check.validate)

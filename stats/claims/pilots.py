@@ -11,17 +11,23 @@ from __future__ import annotations
 
 from ..engine.executors import Job, run_simulations
 from .checks import PilotStats
-from .defaults import CHUNK_NUMBERS
+from .defaults import CHUNK_NUMBERS, DRAFT_PILOT_MIN_ROWS, DRAFT_ROW_NUMBERS
 
 __all__ = ["Pilots", "pilot_rows"]
 
 
 def pilot_rows(sim, n_factor=1.0):
     """Rows of ``sim``'s pilot: about 4 million random numbers, fewer for a quick run (never
-    below 200 rows).  The design takes an upper confidence bound on the pilot's sd, so a
-    small pilot only makes n larger, never the check weaker."""
+    below 200 rows; in a draft, ``n_factor < 1``, a costly simulation's pilot holds
+    :data:`~stats.claims.defaults.DRAFT_ROW_NUMBERS` numbers' worth of rows, never below
+    :data:`~stats.claims.defaults.DRAFT_PILOT_MIN_ROWS`).  The design takes an upper confidence
+    bound on the pilot's sd, so a small pilot only makes n larger, never the check weaker."""
+    cost = max(1.0, float(sim.cost))
     budget = (1 << 22) * min(1.0, 5.0 * n_factor)
-    return int(min(20_000, max(200, budget // max(1.0, float(sim.cost)))))
+    rows = min(20_000, max(200, budget // cost))
+    if n_factor < 1:
+        rows = min(rows, max(DRAFT_PILOT_MIN_ROWS, DRAFT_ROW_NUMBERS // cost))
+    return int(rows)
 
 
 class Pilots:

@@ -37,7 +37,8 @@ class PlannedCheck:
     untestable or deterministic), the per-row ``design_sd`` behind n (log scale for
     variances, NaN when none), how n was designed, why it is untestable (``None`` when it is
     not), whether that reason is only this machine's (``untestable_here``: an optional part
-    missing; the check stays in the family), and the Edgeworth coefficients of its statistic."""
+    missing; the check stays in the family), the Edgeworth coefficients of its statistic, and
+    ``design_n``, the rows its design asks (above ``n`` only in a draft)."""
 
     claim: object
     check: object
@@ -47,10 +48,16 @@ class PlannedCheck:
     untestable: str | None = None
     edgeworth: tuple | None = None
     untestable_here: bool = False
+    design_n: int = 0
 
     @property
     def statistical(self):
         return self.check.statistical and not self.untestable
+
+    @property
+    def below_design(self):
+        """True for a drawn check given fewer rows than its design asks (only in a draft)."""
+        return 0 < self.n < self.design_n
 
 
 @dataclass
@@ -193,11 +200,6 @@ def plan(claims=None, *, select=None, seed=DEFAULT_SEED, n_factor=1.0, alpha=FAM
             raise ValueError(f"n_factor = {n_factor:g} asks {d.n * n_factor:.3g} rows of claim {everything[i][0].id!r}, "
                              f"check {ch.label!r}: more than {MAX_ROWS} (no run could finish)")
         n = max(_floor(ch, n_factor), math.ceil(d.n * n_factor), ch.least_rows(per_test)) if ch.draws else 0
-        if ch.draws and ch.erratum is not None:
-            # A recorded finding is a strict xfail: a draft (n_factor < 1) that drew it below its design
-            # would read it stale whenever the evidence is not extreme (3 of 6 runs learn; a share of
-            # 0.43 +- 0.02 against 1/2), so it keeps the rows its design asks whatever the factor.
-            n = max(n, d.n)
         designs[i] = (n, d)
         for ms in ch.measures:
             sims[ms.sim.key] = ms.sim
@@ -213,7 +215,7 @@ def plan(claims=None, *, select=None, seed=DEFAULT_SEED, n_factor=1.0, alpha=FAM
             planned.append(PlannedCheck(cl, ch, 0, math.nan, "", why or here[i], untestable_here=not why))
             continue
         n, d = designs[i]
-        planned.append(PlannedCheck(cl, ch, n, d.sd, d.how, edgeworth=d.edgeworth))
+        planned.append(PlannedCheck(cl, ch, n, d.sd, d.how, edgeworth=d.edgeworth, design_n=d.n if ch.draws else 0))
     jobs = {key: Job(sims[key], sizes[key], frozenset(keeps.get(key, ()))) for key in sorted(needed) if key in sizes}
     selection = None if chosen == claims else ",".join(c.id for c in chosen)
     return Plan(planned, jobs, per_test, m, float(n_factor), selection, pilots)

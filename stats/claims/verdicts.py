@@ -9,7 +9,8 @@
   recorded finding (:class:`~stats.claims.measures.Erratum`, by its kind) that the evidence
   still refutes / no longer refutes (a strict xfail);
 * ``untestable`` -- the reason is in the row's note (a moment the law lacks, an optional
-  part not installed here).
+  part not installed here, a recorded finding that a draft's rows, fewer than its design
+  asks, do not refute).
 
 What a verdict means for the text -- holds, caveat, erratum and its grade -- is the row's
 finding (:mod:`stats.claims.findings`).
