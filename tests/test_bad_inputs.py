@@ -38,6 +38,9 @@ _q, _k, _v = QKV()
 _o, _lse = stats.tiled_attention_forward(_q, _k, _v, block_size=2)
 _ms = stats.moment_summary(np.arange(6.0))
 _rs = stats.summarize_rows(np.arange(6.0))
+_ln_x = np.random.default_rng(2).standard_normal((2, 3, 4))
+_ln_y, _ln_cache = stats.layer_norm(_ln_x, np.ones(4), np.zeros(4))
+_tiny_lm = stats.TransformerConfig(vocab=5, n_ctx=4, d_model=4, n_heads=2, n_layers=1, dtype="float64")
 GOOD = {
     "as_seed_sequence": ((5,), {}),
     "attention_backward": ((_q, _k, _v, _q), {}),
@@ -184,6 +187,14 @@ GOOD = {
     "SDPADispatchSim": (("float16", "causal"), dict(rank=4, same_head_dim=True, dropout_p=0.0, expect="MATH")),
     "select_claims": (("saturation*",), {}),
     "flagged_words": (("most runs learn 3 times faster",), {}),
+    "Transformer": ((_tiny_lm, RNG()), {}),
+    "TransformerConfig": ((), dict(vocab=5, n_ctx=4, d_model=4, n_heads=2, n_layers=1, scaling="sqrt", dtype="float64")),
+    "layer_norm": ((_ln_x, np.ones(4), np.zeros(4)), dict(eps=1e-5)),
+    "layer_norm_backward": ((np.ones((2, 3, 4)), _ln_cache, np.ones(4)), {}),
+    "gelu": ((np.linspace(-2, 2, 5),), {}),
+    "gelu_backward": ((np.ones(5), np.linspace(-2, 2, 5)), {}),
+    "cross_entropy": ((np.zeros((2, 3, 4)), np.zeros((2, 3), dtype=int)), {}),
+    "embedding_backward": ((np.ones((1, 3, 2)), np.array([[0, 1, 2]]), 4), {}),
 }
 
 #: Callables whose inputs are the suite's own objects, not a user's numbers; each covered elsewhere.

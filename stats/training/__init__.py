@@ -12,7 +12,9 @@ r"""Training attention heads, many seeded runs at once: the training wing.
 * :mod:`~stats.training.trainer` -- the training step (:class:`Trainer`) and :func:`train_heads`;
 * :mod:`~stats.training.folding` -- T5's folding as a reparameterisation (:func:`fold_gaps`);
 * :mod:`~stats.training.precision` -- float32 training against float64, seed by seed (:func:`precision_gaps`);
-* :mod:`~stats.training.simulations` -- the runs as simulations of the engine.
+* :mod:`~stats.training.simulations` -- the runs as simulations of the engine;
+* :mod:`~stats.training.transformer` -- a small decoder-only transformer (embeddings, pre-LayerNorm
+  causal multi-head attention under a scaling, MLP, cross-entropy), its backward beside its forward.
 
 Adding a scaling or an optimiser is one class and one registry line:
 ``docs/adding-a-scaling.md``.
@@ -40,6 +42,18 @@ from .stopping import HOLD_STEPS, check_stop_when_learned, keep_runs
 from .simulations import FoldingSim, LRSweepSim, PrecisionSim, TrainingSim
 from .task import QUERY_NOISE, retrieval_episodes, retrieval_targets
 from .trainer import OUTCOMES, UNSTABLE_LOSS, UNSTABLE_RISE, Trainer, train_heads
+from .transformer import (
+    LAYER_NORM_EPS,
+    TRANSFORMER_SCALINGS,
+    Transformer,
+    TransformerConfig,
+    cross_entropy,
+    embedding_backward,
+    gelu,
+    gelu_backward,
+    layer_norm,
+    layer_norm_backward,
+)
 
 __all__ = [
     "ADAM_BETAS",
@@ -86,4 +100,14 @@ __all__ = [
     "t5_fold_divisor",
     "train_heads",
     "warmed_lr",
+    "LAYER_NORM_EPS",
+    "TRANSFORMER_SCALINGS",
+    "Transformer",
+    "TransformerConfig",
+    "cross_entropy",
+    "embedding_backward",
+    "gelu",
+    "gelu_backward",
+    "layer_norm",
+    "layer_norm_backward",
 ]
