@@ -41,6 +41,7 @@ _rs = stats.summarize_rows(np.arange(6.0))
 _ln_x = np.random.default_rng(2).standard_normal((2, 3, 4))
 _ln_y, _ln_cache = stats.layer_norm(_ln_x, np.ones(4), np.zeros(4))
 _tiny_lm = stats.TransformerConfig(vocab=5, n_ctx=4, d_model=4, n_heads=2, n_layers=1, dtype="float64")
+_tiny_model = stats.Transformer(_tiny_lm, np.random.default_rng(0))
 GOOD = {
     "as_seed_sequence": ((5,), {}),
     "attention_backward": ((_q, _k, _v, _q), {}),
@@ -195,6 +196,14 @@ GOOD = {
     "gelu_backward": ((np.ones(5), np.linspace(-2, 2, 5)), {}),
     "cross_entropy": ((np.zeros((2, 3, 4)), np.zeros((2, 3), dtype=int)), {}),
     "embedding_backward": ((np.ones((1, 3, 2)), np.array([[0, 1, 2]]), 4), {}),
+    "character_vocabulary": ((["ab", "c"],), {}),
+    "encode_text": (("abc", "abc"), {}),
+    "plain_text": (("# T\n**A**  \nhi\n",), {}),
+    "split_plays": (({"a": "x", "b": "y", "c": "z", "d": "w", "e": "v"},), {}),
+    "text_windows": ((np.arange(20),), dict(batch=2, length=4, rng=RNG())),
+    "gradient_direction_error": ((_tiny_model, np.array([[0, 1, 2, 3, 4]])), {}),
+    "train_language_model": ((_tiny_lm, np.arange(50) % 5, np.arange(50) % 5),
+                             dict(steps=2, lr=1e-3, seed=1, batch=2, val_windows=2)),
 }
 
 #: Callables whose inputs are the suite's own objects, not a user's numbers; each covered elsewhere.
@@ -220,6 +229,7 @@ ORCHESTRATION = {
     "diff_chi2": "a scipy.stats rv_continuous instance; scipy validates its shape parameters",
     "BIT_GENERATOR": "numpy's SFC64, validated by numpy",
     "pool_context": "takes no argument",
+    "shakespeare_plays": "no arguments; reads the pinned package's files (tests/test_corpus.py)",
     "sdpa_cpu_backend": "needs PyTorch for a good call; every argument is validated before PyTorch is imported "
                         "(tests/test_torch_claims.py::test_sdpa_cpu_backend_refuses_bad_input, which runs without it)",
     "sdpa_cpu_dispatch_table": "no arguments; needs PyTorch",
@@ -249,6 +259,8 @@ RECORDS = {
     "Optimizer", "Scaling",
     # Kaplan-Meier's answer (survival_to_accuracy validates its inputs).
     "Survival",
+    # A language-model run's record (train_language_model validates its inputs).
+    "LanguageModelRun",
 }
 
 BAD = {

@@ -14,7 +14,9 @@ r"""Training attention heads, many seeded runs at once: the training wing.
 * :mod:`~stats.training.precision` -- float32 training against float64, seed by seed (:func:`precision_gaps`);
 * :mod:`~stats.training.simulations` -- the runs as simulations of the engine;
 * :mod:`~stats.training.transformer` -- a small decoder-only transformer (embeddings, pre-LayerNorm
-  causal multi-head attention under a scaling, MLP, cross-entropy), its backward beside its forward.
+  causal multi-head attention under a scaling, MLP, cross-entropy), its backward beside its forward;
+* :mod:`~stats.training.corpus` -- the plays of Shakespeare as character tokens, split by play;
+* :mod:`~stats.training.language_model` -- training the transformer on a token stream (:func:`train_language_model`).
 
 Adding a scaling or an optimiser is one class and one registry line:
 ``docs/adding-a-scaling.md``.
@@ -42,6 +44,17 @@ from .stopping import HOLD_STEPS, check_stop_when_learned, keep_runs
 from .simulations import FoldingSim, LRSweepSim, PrecisionSim, TrainingSim
 from .task import QUERY_NOISE, retrieval_episodes, retrieval_targets
 from .trainer import OUTCOMES, UNSTABLE_LOSS, UNSTABLE_RISE, Trainer, train_heads
+from .corpus import (
+    PLAYS_VERSION,
+    VALIDATION_EVERY,
+    character_vocabulary,
+    encode_text,
+    plain_text,
+    shakespeare_plays,
+    split_plays,
+    text_windows,
+)
+from .language_model import DIVERGED_LOSS, LM_OPTIMIZERS, LanguageModelRun, gradient_direction_error, train_language_model
 from .transformer import (
     LAYER_NORM_EPS,
     TRANSFORMER_SCALINGS,
@@ -110,4 +123,17 @@ __all__ = [
     "gelu_backward",
     "layer_norm",
     "layer_norm_backward",
+    "PLAYS_VERSION",
+    "VALIDATION_EVERY",
+    "character_vocabulary",
+    "encode_text",
+    "plain_text",
+    "shakespeare_plays",
+    "split_plays",
+    "text_windows",
+    "DIVERGED_LOSS",
+    "LM_OPTIMIZERS",
+    "LanguageModelRun",
+    "gradient_direction_error",
+    "train_language_model",
 ]

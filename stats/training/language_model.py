@@ -1,0 +1,162 @@
+r"""Training the small transformer (:mod:`~stats.training.transformer`) on a stream of token ids.
+
+One run: the model drawn from its seed, trained for ``steps`` steps of ``batch`` windows each
+(drawn from the training ids by the run's own stream), Adam or SGD at rate ``lr`` with an
+optional linear warm-up, in the model's precision.  Before the first step the hand-derived
+gradient is held, in float64, to a Richardson-extrapolated central difference along itself
+(:func:`gradient_direction_error`, as the single heads' step-0 check).  At
+:data:`~stats.training.diagnostics.CHECKPOINTS` evenly spaced steps the run records the mean
+cross-entropy (nats per token) on fixed validation windows -- the same windows for every run
+of a study, drawn from :data:`VALIDATION_SEED`, so runs are compared on one sample -- and each
+layer's largest |attention logit|.  A run whose loss leaves the finite numbers, or exceeds
+:data:`DIVERGED_LOSS` times the uniform model's :math:`\log V`, has diverged: it stops, and
+that is its outcome (never a NaN in a mean).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._validation import check_choice, check_integer, check_positive
+from ..engine.streams import as_seed_sequence
+from .corpus import text_windows
+from .diagnostics import GRADIENT_STEP, GRADIENT_TOLERANCE, checkpoint_steps
+from .optimizers import adam_update
+from .schedule import check_warmup, warmed_lr
+from .transformer import Transformer, TransformerConfig
+
+__all__ = ["DIVERGED_LOSS", "LM_OPTIMIZERS", "VALIDATION_SEED", "LanguageModelRun", "gradient_direction_error", "train_language_model"]
+
+#: The seed of the validation windows every run is scored on.
+VALIDATION_SEED = 20_261_205
+#: A loss above this many times :math:`\log V` (the uniform model's) is divergence.
+DIVERGED_LOSS = 3.0
+LM_OPTIMIZERS = ("adam", "sgd")
+
+
+@dataclass(frozen=True)
+class LanguageModelRun:
+    """One run's record: the ``steps`` at which it was scored, the validation loss and each
+    layer's largest |attention logit| there (``max_logit[k][l]``), the training loss of every
+    step it took, the step-0 gradient check (<= 1 when the hand-derived gradient agrees), and
+    the step it diverged at (None when it did not)."""
+
+    steps: tuple
+    val_loss: tuple
+    max_logit: tuple
+    train_loss: tuple
+    gradient_check: float
+    diverged_at: int | None
+
+    @property
+    def final_val_loss(self):
+        """The last validation loss, ``inf`` for a run that diverged."""
+        return math.inf if self.diverged_at is not None else self.val_loss[-1]
+
+
+def gradient_direction_error(model, tokens):
+    r"""The hand-derived gradient G against a Richardson-extrapolated central difference of the loss
+    along :math:`u = G/\lVert G\rVert`, in float64: :math:`|D - \lVert G\rVert|` over
+    :math:`10^{-6}\max(\lVert G\rVert, |D|)` (<= 1 when they agree)."""
+    if not isinstance(model, Transformer):
+        raise TypeError(f"model must be a Transformer; got {type(model).__name__}")
+    tokens = model.check_tokens(tokens, targets=True)
+    c = model.config
+    f64 = Transformer.__new__(Transformer)
+    f64.__dict__.update(model.__dict__)
+    f64.config = TransformerConfig(**{**c.__dict__, "dtype": "float64"})
+    f64.dtype = np.dtype(np.float64)
+    f64.params = {k: v.astype(np.float64) for k, v in model.params.items()}
+    f64.scale = float(model.scale)
+    _, grads, _ = f64.loss_and_grads(tokens)
+    norm = math.sqrt(sum(float(np.sum(g * g)) for g in grads.values()))
+    size = math.sqrt(sum(float(np.sum(p * p)) for p in f64.params.values()))
+    saved = dict(f64.params)
+
+    def central(h):
+        out = []
+        for sign in (1.0, -1.0):
+            f64.params = {k: saved[k] + (sign * h / max(norm, 1e-300)) * grads[k] for k in saved}
+            out.append(f64.loss_and_grads(tokens, grads=False)[0])
+        return (out[0] - out[1]) / (2 * h)
+
+    h = GRADIENT_STEP * size
+    fd = (4 * central(h / 2) - central(h)) / 3
+    return abs(fd - norm) / (GRADIENT_TOLERANCE * max(norm, abs(fd), 1e-300))
+
+
+def _token_stream(ids, name, config):
+    """``ids`` checked: a 1-d integer array of ids in the model's vocabulary, longer than a window."""
+    arr = np.asarray(ids)
+    if arr.ndim != 1 or not np.issubdtype(arr.dtype, np.integer) or arr.dtype == bool:
+        raise ValueError(f"{name} must be a 1-d integer array of token ids; got {arr.dtype} of shape {arr.shape}")
+    if arr.size < config.n_ctx + 1:
+        raise ValueError(f"{name} must hold more than n_ctx = {config.n_ctx} tokens; got {arr.size}")
+    if arr.min() < 0 or arr.max() >= config.vocab:
+        raise ValueError(f"{name} must lie in [0, vocab = {config.vocab}); got {arr.min()} to {arr.max()}")
+    return arr
+
+
+def _validation_windows(val_ids, config, count):
+    return text_windows(val_ids, batch=count, length=config.n_ctx, rng=np.random.default_rng(VALIDATION_SEED))
+
+
+def train_language_model(config, train_ids, val_ids, *, steps, lr, seed, optimizer="adam", batch=16, warmup=0,
+                         val_windows=64, lr_multipliers=None):
+    """Train one model (module docstring) and return its :class:`LanguageModelRun`.
+
+    ``lr_multipliers`` maps a parameter name to a factor on ``lr`` (muP's per-group rates);
+    every other parameter trains at ``lr``.
+    """
+    if not isinstance(config, TransformerConfig):
+        raise TypeError(f"config must be a TransformerConfig; got {type(config).__name__}")
+    steps = check_integer(steps, "steps", maximum=10**6)
+    lr = check_positive(lr, "lr")
+    optimizer = check_choice(optimizer, "optimizer", LM_OPTIMIZERS)
+    batch = check_integer(batch, "batch", maximum=4096)
+    warmup = check_warmup(warmup, steps)
+    val_windows = check_integer(val_windows, "val_windows", maximum=1 << 16)
+    train_ids, val_ids = (_token_stream(ids, name, config) for ids, name in ((train_ids, "train_ids"), (val_ids, "val_ids")))
+    init_seq, data_seq = as_seed_sequence(seed).spawn(2)
+    model = Transformer(config, np.random.default_rng(init_seq))
+    multipliers = dict(lr_multipliers or {})
+    unknown = set(multipliers) - set(model.params)
+    if unknown:
+        raise ValueError(f"lr_multipliers names parameters the model lacks: {sorted(unknown)}")
+    for k, v in multipliers.items():
+        check_positive(v, f"lr_multipliers[{k!r}]")
+    data = np.random.default_rng(data_seq)
+    val = _validation_windows(val_ids, config, val_windows)
+    check = gradient_direction_error(model, text_windows(train_ids, batch=2, length=config.n_ctx,
+                                                         rng=np.random.default_rng(data_seq.spawn(1)[0])))
+    marks = checkpoint_steps(steps)
+    state = {k: {} for k in model.params}
+    limit = DIVERGED_LOSS * math.log(config.vocab)
+    scored, val_loss, max_logit, train_loss = [], [], [], []
+    diverged = None
+    for t in range(steps + 1):
+        if t in marks:
+            loss, _, info = model.loss_and_grads(val, grads=False)
+            scored.append(t)
+            val_loss.append(loss)
+            max_logit.append(tuple(info["max_logit"]))
+        if t == steps:
+            break
+        loss, grads, _ = model.loss_and_grads(text_windows(train_ids, batch=batch, length=config.n_ctx, rng=data))
+        if not (math.isfinite(loss) and loss < limit) or not all(np.isfinite(g).all() for g in grads.values()):
+            diverged = t
+            break
+        train_loss.append(loss)
+        rate = warmed_lr(lr, t + 1, warmup)
+        for k, g in grads.items():
+            r = rate * multipliers.get(k, 1.0)
+            if optimizer == "adam":
+                model.params[k] += adam_update(g, state[k], t + 1, r)
+            else:
+                model.params[k] -= model.dtype.type(r) * g
+    return LanguageModelRun(tuple(scored), tuple(val_loss), tuple(max_logit), tuple(train_loss), float(check), diverged)
+
+
