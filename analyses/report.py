@@ -192,8 +192,10 @@ def _finding_cards(errata):
         checks = card["checks"]
         card["grade"] = max((c["grade"] for c in checks), key=lambda g: _GRADE_ORDER.get(g, -1))
         confirmed = ERRATUM_CONFIRMED if card["kind"] == "erratum" else CAVEAT_CONFIRMED
-        card["verdict"] = confirmed if all(c["verdict"] == confirmed for c in checks) else next(
-            c["verdict"] for c in checks if c["verdict"] != confirmed)
+        # A check this run did not grade (a draft's rows below its design) neither confirms the card
+        # nor fails it; it shows as not graded.
+        graded = [c["verdict"] for c in checks if c["verdict"] != UNTESTABLE] or [UNTESTABLE]
+        card["verdict"] = confirmed if all(v == confirmed for v in graded) else next(v for v in graded if v != confirmed)
         out.append(card)
     out.sort(key=lambda c: (c["kind"] != "erratum", -_GRADE_ORDER.get(c["grade"], -1)))
     return out
@@ -313,7 +315,8 @@ def build_findings(out):
         grade = ", ".join(x for x in (c["kind"], c["grade"]) if x)
         if graded["digits"]:
             grade += f" ({graded['digits']} of a digit)"
-        evidence = "; ".join(f"{k['check']}: {k['evidence']}{_read_as(k)}" for k in c["checks"])
+        evidence = "; ".join(f"{k['check']}: {k['evidence']}{_read_as(k)}"
+                             f"{' (not graded in this run)' if k['verdict'] == UNTESTABLE else ''}" for k in c["checks"])
         rows.append((grade, c["section"], c["text"], evidence, c["corrected"], f"`{c['claim']}`",
                      c["verdict"], c["regraded"]))
     lines += ["## Errata and caveats", "",
