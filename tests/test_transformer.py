@@ -106,6 +106,11 @@ def test_float32_is_the_float64_model_rounded():
     assert all(v.dtype == np.float32 for v in m32.params.values())
     assert all(g.dtype == np.float32 for g in g32.values())
     assert l32 == pytest.approx(l64, rel=1e-5)
+    up = m32.in_float64()  # the float32 model's own parameters, exactly, in float64
+    assert up.config.dtype == "float64" and all(up.params[k].dtype == np.float64 for k in up.params)
+    assert all(np.array_equal(up.params[k], m32.params[k].astype(np.float64)) for k in up.params)
+    assert up.loss_and_grads(tokens, grads=False)[0] == pytest.approx(l32, rel=1e-5)
+    assert m32.params["0.wq"].dtype == np.float32  # the copy leaves the model as it was
     for name in g64:
         assert _relative_error(g32[name].astype(np.float64), g64[name]) < 1e-3, name
 

@@ -64,13 +64,7 @@ def gradient_direction_error(model, tokens):
     if not isinstance(model, Transformer):
         raise TypeError(f"model must be a Transformer; got {type(model).__name__}")
     tokens = model.check_tokens(tokens, targets=True)
-    c = model.config
-    f64 = Transformer.__new__(Transformer)
-    f64.__dict__.update(model.__dict__)
-    f64.config = TransformerConfig(**{**c.__dict__, "dtype": "float64"})
-    f64.dtype = np.dtype(np.float64)
-    f64.params = {k: v.astype(np.float64) for k, v in model.params.items()}
-    f64.scale = float(model.scale)
+    f64 = model.in_float64()
     _, grads, _ = f64.loss_and_grads(tokens)
     norm = math.sqrt(sum(float(np.sum(g * g)) for g in grads.values()))
     size = math.sqrt(sum(float(np.sum(p * p)) for p in f64.params.values()))

@@ -267,6 +267,16 @@ class Transformer:
         self.scale = self.dtype.type(self.scaling.factor(dk))
         self.mask = np.tril(np.ones((c.n_ctx, c.n_ctx), dtype=bool))
 
+    def in_float64(self):
+        """A float64 copy of this model (the same parameters, exactly): the step-0 gradient check runs on it."""
+        copy = object.__new__(Transformer)
+        copy.__dict__.update(self.__dict__)
+        copy.config = TransformerConfig(**{**self.config.__dict__, "dtype": "float64"})
+        copy.dtype = np.dtype(np.float64)
+        copy.params = {k: v.astype(np.float64) for k, v in self.params.items()}
+        copy.scale = float(self.scale)
+        return copy
+
     # -------------------------------------------------------------- one layer's attention
 
     def _heads(self, x):
