@@ -319,8 +319,9 @@ def mup_base_rates():
     :data:`~stats.settings.fixes.MUP_BASE`, from a pilot on its own seed
     (:data:`~stats.settings.fixes.MUP_PILOT_SEED`; :data:`~stats.settings.fixes.MUP_PILOT_RUNS`
     seeds, every grid rate on the same draws).  Drawn once and cached on disk like the rate pilots
-    (module docstring): the draw takes about 8 s on one core, and every process that builds the
-    registry (the claims, the report's numbers, page and findings) asks for it.  A best rate at its
+    (module docstring): every process that builds the registry (the claims, the report's numbers,
+    page and findings) asks for it, and drawing it in each cost a draft seconds apiece
+    (docs/performance.md).  A best rate at its
     grid's edge has no bracket: that is refused (the grid in
     :data:`~stats.settings.fixes.MUP_STUDY_GRIDS` must be widened)."""
     pilots = _mup_pilot_jobs()

@@ -22,11 +22,10 @@ MIN_ROWS = 16
 DRAFT_ROW_NUMBERS = float(1 << 28)
 DRAFT_MIN_ROWS = 4
 #: A draft's pilot of a costly simulation holds DRAFT_ROW_NUMBERS random numbers' worth of rows,
-#: and at least DRAFT_PILOT_MIN_ROWS (a build's pilot holds at least 200).  The muP sweeps at
-#: d_k = 128 (55 million numbers a row) drew 200-row pilots, 33 billion numbers, about 60 of a
-#: warm draft's 94 s on 2 cores, to size checks the draft then drew at 16-19 rows
-#: (docs/performance.md).  A smaller pilot only widens the upper bound on its sd, so the draft's
-#: design asks more rows, never fewer than the check needs.
+#: and at least DRAFT_PILOT_MIN_ROWS (a build's pilot holds at least 200): a 200-row pilot of the
+#: muP sweeps at d_k = 128 cost a draft most of its verify, to size checks the draft then drew at
+#: 16-19 rows (docs/performance.md).  A smaller pilot only widens the upper bound on its sd, so
+#: the draft's design asks more rows, never fewer than the check needs.
 DRAFT_PILOT_MIN_ROWS = 64
 #: Random numbers a check may draw to bring its tail error down to TAIL_FRACTION; past it
 #: the check keeps the largest affordable n with a conservative p-value (and is untestable
