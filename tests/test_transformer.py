@@ -66,6 +66,30 @@ def test_every_gradient_matches_finite_differences(scaling, mlp):
         assert _relative_error(grads[name], numeric) < 1e-6, name
 
 
+@pytest.mark.parametrize("mlp", [True, False])
+def test_the_control_without_attention_has_exact_gradients_and_sees_only_its_own_token(mlp):
+    """``attention=False``: no attention parameters, every gradient exact, and a position's logits
+    depend on its own token alone (changing another token leaves them bit for bit)."""
+    model, tokens = _model(attention=False, mlp=mlp), _tokens()
+    assert not any(k.split(".")[-1] in ("wq", "wk", "wv", "wo") for k in model.params)
+    loss, grads, info = model.loss_and_grads(tokens)
+    assert info["max_logit"] == [] and set(grads) == set(model.params)
+    for name, p in model.params.items():
+
+        def loss_at(value, name=name):
+            saved = model.params[name]
+            model.params[name] = value
+            try:
+                return model.loss_and_grads(tokens, grads=False)[0]
+            finally:
+                model.params[name] = saved
+
+        assert _relative_error(grads[name], numerical_gradient(loss_at, p)) < 1e-6, name
+    other = tokens[:, :-1].copy()
+    other[:, 0] = (other[:, 0] + 1) % 7
+    np.testing.assert_array_equal(model.logits(other)[:, 1:], model.logits(tokens[:, :-1])[:, 1:])
+
+
 def test_the_folded_model_is_the_scaled_one_at_step_0():
     """T5's folding: no division, W_Q drawn divided by sqrt(d_k): the same logits, loss and
     attention gradients as the scaled model at initialisation (their W_Q gradients differ by
@@ -224,6 +248,8 @@ def test_a_shape_the_model_cannot_honour_is_refused_by_name(kw, name):
 def test_bad_configs_and_tokens_are_refused_by_name():
     with pytest.raises(TypeError, match="mlp"):
         TransformerConfig(**{**TINY, "mlp": 1})
+    with pytest.raises(TypeError, match="attention"):
+        TransformerConfig(**{**TINY, "attention": "no"})
     with pytest.raises(TypeError, match="config"):
         Transformer(dict(TINY), np.random.default_rng(0))
     with pytest.raises(TypeError, match="rng"):

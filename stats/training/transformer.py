@@ -204,7 +204,9 @@ def _embedding_backward(dx, tokens, vocab):
 class TransformerConfig:
     """A model's shape: ``vocab`` tokens, context ``n_ctx``, width ``d_model``, ``n_heads`` heads of
     :math:`d_k = d_{model}/H`, ``n_layers`` layers, an MLP in each (``mlp``), the ``scaling`` of
-    the scores (one of :data:`TRANSFORMER_SCALINGS`) and the float ``dtype``."""
+    the scores (one of :data:`TRANSFORMER_SCALINGS`), the float ``dtype``, and ``attention``
+    (False: the control without it, every layer its MLP alone, so each position sees only its
+    own token)."""
 
     vocab: int
     n_ctx: int
@@ -214,6 +216,7 @@ class TransformerConfig:
     mlp: bool = True
     scaling: str = "sqrt"
     dtype: str = "float32"
+    attention: bool = True
 
     def __post_init__(self):
         check_integer(self.vocab, "vocab", minimum=2, maximum=1 << 16, what="an integer from 2 to 65536")
@@ -223,8 +226,9 @@ class TransformerConfig:
         if self.d_model % self.n_heads:
             raise ValueError(f"n_heads must divide d_model = {self.d_model}; got {self.n_heads}")
         check_integer(self.n_layers, "n_layers", maximum=12, what="an integer from 1 to 12")
-        if not isinstance(self.mlp, bool):
-            raise TypeError(f"mlp must be True or False; got {self.mlp!r}")
+        for flag in ("mlp", "attention"):
+            if not isinstance(getattr(self, flag), bool):
+                raise TypeError(f"{flag} must be True or False; got {getattr(self, flag)!r}")
         scaling_named(self.scaling, among=TRANSFORMER_SCALINGS)
         check_dtype(self.dtype)
 
@@ -248,15 +252,18 @@ class Transformer:
         D, H, dk = c.d_model, c.n_heads, c.d_k
         p = {"tok": rng.standard_normal((c.vocab, D)), "pos": rng.standard_normal((c.n_ctx, D))}
         for i in range(c.n_layers):
-            # Per head (H, 3, D, d_k), as a single head draws it, so the scaling changes it as it does there.
+            # Per head (H, 3, D, d_k), as a single head draws it, so the scaling changes it as it does
+            # there; drawn for the control too, so its other parameters are the attention model's.
             W = rng.standard_normal((H, 3, D, dk)) / math.sqrt(D)
             # No transformer scaling draws at initialisation (QK-norm's gain is a constant per head).
             extra = self.scaling.initialise(W, [None] * H, d_k=dk, n_keys=c.n_ctx, formulas=_PIECES)
-            for j, name in enumerate(("wq", "wk", "wv")):
-                p[f"{i}.{name}"] = W[:, j].transpose(1, 0, 2).reshape(D, H * dk)
-            p.update({f"{i}.{k}": v for k, v in extra.items()})
-            p[f"{i}.wo"] = rng.standard_normal((D, D)) / math.sqrt(D)
-            p[f"{i}.ln1.g"], p[f"{i}.ln1.b"] = np.ones(D), np.zeros(D)
+            wo = rng.standard_normal((D, D)) / math.sqrt(D)
+            if c.attention:
+                for j, name in enumerate(("wq", "wk", "wv")):
+                    p[f"{i}.{name}"] = W[:, j].transpose(1, 0, 2).reshape(D, H * dk)
+                p.update({f"{i}.{k}": v for k, v in extra.items()})
+                p[f"{i}.wo"] = wo
+                p[f"{i}.ln1.g"], p[f"{i}.ln1.b"] = np.ones(D), np.zeros(D)
             if c.mlp:
                 p[f"{i}.ln2.g"], p[f"{i}.ln2.b"] = np.ones(D), np.zeros(D)
                 p[f"{i}.w1"], p[f"{i}.b1"] = rng.standard_normal((D, 4 * D)) / math.sqrt(D), np.zeros(4 * D)
@@ -339,7 +346,7 @@ class Transformer:
         """``(loss, grads, info)`` on ``tokens`` (sequences of ``T + 1`` token ids: the model reads
         the first T and predicts the next of each): the mean cross-entropy in nats, the gradient
         of every parameter (None when ``grads`` is False) and ``info`` (``max_logit``: each
-        layer's largest |attention logit|)."""
+        layer's largest |attention logit|; none without attention)."""
         tokens = self.check_tokens(tokens, targets=True)
         x_in, y = tokens[:, :-1], tokens[:, 1:]
         logits, hf, lnf, saved, tops = self._forward(x_in)
@@ -359,10 +366,12 @@ class Transformer:
         x = p["tok"][x_in] + p["pos"][:T]
         saved, tops = [], []
         for i in range(c.n_layers):
-            h, ln1 = _layer_norm(x, p[f"{i}.ln1.g"], p[f"{i}.ln1.b"])
-            a, att, top = self._attention(i, h)
-            x = x + a
-            tops.append(top)
+            ln1 = att = None
+            if c.attention:
+                h, ln1 = _layer_norm(x, p[f"{i}.ln1.g"], p[f"{i}.ln1.b"])
+                a, att, top = self._attention(i, h)
+                x = x + a
+                tops.append(top)
             mlp = None
             if c.mlp:
                 h2, ln2 = _layer_norm(x, p[f"{i}.ln2.g"], p[f"{i}.ln2.b"])
@@ -389,9 +398,10 @@ class Transformer:
                 g[f"{i}.w1"], g[f"{i}.b1"] = _matrix_grad(h2, du), du.sum(axis=(0, 1))
                 dh2, g[f"{i}.ln2.g"], g[f"{i}.ln2.b"] = _layer_norm_backward(du @ p[f"{i}.w1"].T, ln2, p[f"{i}.ln2.g"])
                 dx = dx + dh2
-            dh = self._attention_backward(i, dx, att, g)
-            dh1, g[f"{i}.ln1.g"], g[f"{i}.ln1.b"] = _layer_norm_backward(dh, ln1, p[f"{i}.ln1.g"])
-            dx = dx + dh1
+            if att is not None:
+                dh = self._attention_backward(i, dx, att, g)
+                dh1, g[f"{i}.ln1.g"], g[f"{i}.ln1.b"] = _layer_norm_backward(dh, ln1, p[f"{i}.ln1.g"])
+                dx = dx + dh1
         g["tok"] = _embedding_backward(dx, x_in, c.vocab)
         g["pos"] = np.zeros_like(p["pos"])
         g["pos"][:T] = dx.sum(axis=0)
