@@ -43,14 +43,9 @@ def _relative_error(a, b):
     return float(np.abs(a - b).max() / max(np.abs(b).max(), 1e-300))
 
 
-@pytest.mark.parametrize("mlp", [True, False])
-@pytest.mark.parametrize("scaling", TRANSFORMER_SCALINGS)
-def test_every_gradient_matches_finite_differences(scaling, mlp):
-    """Central differences (eps = 1e-6, float64: truncation and rounding near 1e-10) against the
-    hand-derived backward, parameter by parameter: a relative error of 1e-6 is 10^4 times what
-    rounding explains and far below any mistake in a term (the mutants miss by 1e-2 or more)."""
-    model, tokens = _model(scaling, mlp), _tokens()
-    _, grads, _ = model.loss_and_grads(tokens)
+def _assert_gradients_match_finite_differences(model, tokens, grads):
+    """Every parameter's hand-derived gradient ``grads`` against central differences of the loss,
+    to 1e-6 relative (see test_every_gradient_matches_finite_differences)."""
     assert set(grads) == set(model.params)
     for name, p in model.params.items():
 
@@ -62,8 +57,18 @@ def test_every_gradient_matches_finite_differences(scaling, mlp):
             finally:
                 model.params[name] = saved
 
-        numeric = numerical_gradient(loss_at, p)
-        assert _relative_error(grads[name], numeric) < 1e-6, name
+        assert _relative_error(grads[name], numerical_gradient(loss_at, p)) < 1e-6, name
+
+
+@pytest.mark.parametrize("mlp", [True, False])
+@pytest.mark.parametrize("scaling", TRANSFORMER_SCALINGS)
+def test_every_gradient_matches_finite_differences(scaling, mlp):
+    """Central differences (eps = 1e-6, float64: truncation and rounding near 1e-10) against the
+    hand-derived backward, parameter by parameter: a relative error of 1e-6 is 10^4 times what
+    rounding explains and far below any mistake in a term (the mutants miss by 1e-2 or more)."""
+    model, tokens = _model(scaling, mlp), _tokens()
+    _, grads, _ = model.loss_and_grads(tokens)
+    _assert_gradients_match_finite_differences(model, tokens, grads)
 
 
 @pytest.mark.parametrize("mlp", [True, False])
@@ -74,17 +79,7 @@ def test_the_control_without_attention_has_exact_gradients_and_sees_only_its_own
     assert not any(k.split(".")[-1] in ("wq", "wk", "wv", "wo") for k in model.params)
     loss, grads, info = model.loss_and_grads(tokens)
     assert info["max_logit"] == [] and set(grads) == set(model.params)
-    for name, p in model.params.items():
-
-        def loss_at(value, name=name):
-            saved = model.params[name]
-            model.params[name] = value
-            try:
-                return model.loss_and_grads(tokens, grads=False)[0]
-            finally:
-                model.params[name] = saved
-
-        assert _relative_error(grads[name], numerical_gradient(loss_at, p)) < 1e-6, name
+    _assert_gradients_match_finite_differences(model, tokens, grads)
     other = tokens[:, :-1].copy()
     other[:, 0] = (other[:, 0] + 1) % 7
     np.testing.assert_array_equal(model.logits(other)[:, 1:], model.logits(tokens[:, :-1])[:, 1:])
