@@ -7,6 +7,7 @@ caption and the claims it supports."""
 from . import (
     asymptotics,
     backward_cost,
+    coordinate_check,
     decisive_widths,
     gradient_flow,
     jacobian_spectra,
@@ -24,7 +25,7 @@ from . import (
 ANALYSES = {
     m.STUDY: m
     for m in (score_moments, saturation, saturation_readings, jacobian_spectra, gradient_flow, t5_steps, training, decisive_widths, mup_transfer, qknorm_growth,
-              t5_folding, overflow, backward_cost, asymptotics)
+              coordinate_check, t5_folding, overflow, backward_cost, asymptotics)
 }
 
 

@@ -27,7 +27,9 @@ from .models.saturation_quadrature import saturation_exact, saturation_given_sca
 from .models.scores import scaled_score_moments
 from .training.optimizers import adafactor_update, adam_update
 from .training.scalings import mup_lr_multiplier, qk_normalize, t5_fold_divisor
+from .training.mup_rules import mup_lr_multipliers
 from .training.task import retrieval_targets
+from .training.transformer import cross_entropy, embedding_backward, layer_norm_backward
 
 __all__ = ["FORMULAS", "Formulas", "changed_fields", "small_score_trace_coefficient", "overflow_cutoff", "recorded_sentence"]
 
@@ -78,6 +80,10 @@ class Formulas:
     adafactor_update: Callable = adafactor_update
     retrieval_targets: Callable = retrieval_targets
     t5_fold_divisor: Callable = t5_fold_divisor
+    layer_norm_backward: Callable = layer_norm_backward
+    embedding_backward: Callable = embedding_backward
+    cross_entropy: Callable = cross_entropy
+    mup_lr_multipliers: Callable = mup_lr_multipliers
     qk_normalize: Callable = qk_normalize
     mup_lr_multiplier: Callable = mup_lr_multiplier
     #: The corrected sentence the audit holds to its evidence (a grading mutant changes it).

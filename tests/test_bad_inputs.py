@@ -42,6 +42,8 @@ _ln_x = np.random.default_rng(2).standard_normal((2, 3, 4))
 _ln_y, _ln_cache = stats.layer_norm(_ln_x, np.ones(4), np.zeros(4))
 _tiny_lm = stats.TransformerConfig(vocab=5, n_ctx=4, d_model=4, n_heads=2, n_layers=1, dtype="float64")
 _tiny_model = stats.Transformer(_tiny_lm, np.random.default_rng(0))
+_tiny_recall = stats.TransformerConfig(vocab=8, n_ctx=8, d_model=4, n_heads=1, n_layers=1, mlp=False)
+_tiny_mup = stats.TransformerConfig(vocab=16, n_ctx=16, d_model=8, n_heads=2, n_layers=1, scaling="mup", mup_base=4)
 GOOD = {
     "as_seed_sequence": ((5,), {}),
     "attention_backward": ((_q, _k, _v, _q), {}),
@@ -204,6 +206,14 @@ GOOD = {
     "gradient_direction_error": ((_tiny_model, np.array([[0, 1, 2, 3, 4]])), {}),
     "train_language_model": ((_tiny_lm, np.arange(50) % 5, np.arange(50) % 5),
                              dict(steps=2, lr=1e-3, seed=1, batch=2, val_windows=2)),
+    "train_transformer": ((_tiny_model, lambda: (np.array([[0, 1, 2, 3, 4]]), None), lambda m: 0.0), dict(steps=2, lr=1e-3)),
+    "recall_batch": ((RNG(),), dict(batch=2, vocab=8, length=8, pairs=1)),
+    "train_recall_model": ((_tiny_recall,), dict(pairs=1, steps=2, lr=1e-3, seed=1, batch=2, test_sequences=2)),
+    "mup_lr_multipliers": ((_tiny_mup,), {}),
+    "coordinate_check": ((_tiny_mup,), dict(lr=1e-3, steps=1, seed=1, batch=2)),
+    "CoordinateCheckSim": ((32,), dict(scaling="mup", mup_base=32, lr=1e-3, steps=1)),
+    "RecallSim": ((8,), dict(lr=1e-3, steps=4, warmup=1, vocab=8, length=8, pairs=1, batch=2)),
+    "check_recall_task": ((8, 8, 1), {}),
 }
 
 #: Callables whose inputs are the suite's own objects, not a user's numbers; each covered elsewhere.
@@ -259,8 +269,9 @@ RECORDS = {
     "Optimizer", "Scaling",
     # Kaplan-Meier's answer (survival_to_accuracy validates its inputs).
     "Survival",
-    # A language-model run's record (train_language_model validates its inputs).
-    "LanguageModelRun",
+    # A language-model run's record (train_language_model validates its inputs), a recall run's
+    # (train_recall_model does), and muP's rules as a table of text (mup_lr_multipliers applies them).
+    "LanguageModelRun", "RecallRun", "MUP_RULES",
 }
 
 BAD = {

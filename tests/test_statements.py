@@ -11,7 +11,12 @@ from typing import NamedTuple
 
 import pytest
 
-from stats.claims.registry import REGISTRY
+from stats.claims.registry import REGISTRY as DEFAULT_REGISTRY
+from stats.claims.statements import model as _model
+
+#: The table places the statements of every profile's registry: the default one, and the claims
+#: only ``EVIDENCE=full`` registers (stats/claims/statements/model.py's EVIDENCE_ONLY).
+REGISTRY = DEFAULT_REGISTRY + tuple(c for c in _model.claims("full") if c.id in _model.EVIDENCE_ONLY)
 from stats.claims.headings import BEYOND, JACOBIAN, OPENING, READ_MORE, SECTION_HEADINGS, SUITE_HEADINGS
 from stats.claims.unchecked import NOT_CHECKABLE, Unchecked
 
@@ -116,6 +121,12 @@ ROWS = parse_table(TABLE.read_text(encoding="utf-8"))
 
 
 # ------------------------------------------------------------------ the table as written
+
+
+def test_evidence_only_claims_are_the_full_profiles_alone():
+    """An evidence-only claim is absent from the default registry and present in the full profile's."""
+    assert set(_model.EVIDENCE_ONLY).isdisjoint(c.id for c in DEFAULT_REGISTRY)
+    assert set(_model.EVIDENCE_ONLY) <= {c.id for c in _model.claims("full")}
 
 
 def test_the_table_places_every_statement():
@@ -266,5 +277,5 @@ def test_stats_list_shows_every_claim_and_what_is_not_checkable():
 
     r = subprocess.run([sys.executable, "-m", "stats", "list"], capture_output=True, text=True, check=True)
     heads = {line.split(" ")[0] for line in r.stdout.splitlines() if line and not line.startswith(" ")}
-    assert {c.id for c in REGISTRY} <= heads and {u.id for u in NOT_CHECKABLE} <= heads
+    assert {c.id for c in DEFAULT_REGISTRY} <= heads and {u.id for u in NOT_CHECKABLE} <= heads
     assert f"Not checkable here ({len(NOT_CHECKABLE)};" in r.stdout and "(1 checks)" not in r.stdout

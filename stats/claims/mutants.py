@@ -265,6 +265,30 @@ def _mup_lr_unscaled(d_model, base_width):
     return 1.0
 
 
+def _layer_norm_backward_uncentred(dy, cache, gain):
+    xhat, inv = cache
+    dxhat = dy * gain
+    lead = tuple(range(dy.ndim - 1))
+    return inv * (dxhat - xhat * (dxhat * xhat).mean(axis=-1, keepdims=True)), (dy * xhat).sum(axis=lead), dy.sum(axis=lead)
+
+
+def _embedding_backward_assigned(dx, tokens, vocab):
+    d = np.zeros((vocab, dx.shape[-1]), dtype=dx.dtype)
+    d[tokens.reshape(-1)] = dx.reshape(-1, dx.shape[-1])
+    return d
+
+
+def _cross_entropy_gradient_unmasked(logits, targets, *, scored=None):
+    loss, _ = FORMULAS.cross_entropy(logits, targets, scored=scored)
+    _, everywhere = FORMULAS.cross_entropy(logits, targets)
+    return loss, everywhere
+
+
+def _mup_hidden_rates_unscaled(config):
+    rates = FORMULAS.mup_lr_multipliers(config)
+    return {k: (v if k == "unembed" else 1.0) for k, v in rates.items()}
+
+
 def _t5_adam_as_sgd(optimizer, side, d_k):
     return 1.0 if side == "key" else float(d_k)
 
@@ -348,6 +372,14 @@ _IMPLEMENTATION_MUTANTS = (
     ("t5-fold-without-sqrt", "T5's folded initialisation without its sqrt(d_k): W_Q drawn as the key weights are, scores undivided", dict(t5_fold_divisor=_fold_without_sqrt)),
     ("qknorm-only-q", "a QK-norm that normalises q and leaves k as it is", dict(qk_normalize=_normalize_only_q)),
     ("mup-lr-unscaled", "muP's Adam learning rate for W_Q and W_K not scaled by d_0/d_model", dict(mup_lr_multiplier=_mup_lr_unscaled)),
+    ("layer-norm-backward-uncentred", "LayerNorm's backward without its centring term (the mean of g dy not subtracted)",
+     dict(layer_norm_backward=_layer_norm_backward_uncentred)),
+    ("embedding-backward-assigned", "the embedding's gradient assigned per position instead of summed, so a repeated token keeps "
+     "its last position's gradient", dict(embedding_backward=_embedding_backward_assigned)),
+    ("cross-entropy-gradient-unmasked", "the cross-entropy's gradient taken over every position while its loss counts the scored "
+     "ones only", dict(cross_entropy=_cross_entropy_gradient_unmasked)),
+    ("mup-hidden-rates-unscaled", "muP's rules with the hidden weights' Adam rate left at eta (only the read-out's scaled by "
+     "d_0/d_model)", dict(mup_lr_multipliers=_mup_hidden_rates_unscaled)),
     ("asymptotic-gap-density-unordered", "the gap density at zero over unordered pairs, T(T-1)/2", dict(saturation_asymptotics=_asymptotics_pairs_unordered)),
 )
 

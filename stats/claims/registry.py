@@ -3,10 +3,10 @@ cross-checks.  ``python -m stats list`` prints it; ``python -m stats verify`` ru
 
 from __future__ import annotations
 
-from .statements import (asymptotics, backward, correlation, decisive, derivations, fast_paths, jacobian, large_scores, pytorch,
+from .statements import (asymptotics, backward, correlation, decisive, derivations, fast_paths, jacobian, large_scores, model, pytorch,
                          saturation, saturation_procedure, sources, stability, training, training_fixes, width)
 
-SECTIONS = (derivations, width, large_scores, jacobian, saturation, saturation_procedure, correlation, stability, backward, pytorch, sources, training, training_fixes, decisive, asymptotics, fast_paths)
+SECTIONS = (derivations, width, large_scores, jacobian, saturation, saturation_procedure, correlation, stability, backward, pytorch, sources, training, training_fixes, decisive, model, asymptotics, fast_paths)
 REGISTRY = tuple(claim for module in SECTIONS for claim in module.CLAIMS)
 
 __all__ = ["REGISTRY", "SECTIONS"]

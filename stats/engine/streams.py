@@ -29,6 +29,7 @@ __all__ = [
     "BLOCK_ROWS",
     "as_seed_sequence",
     "block_generator",
+    "block_seed_sequence",
     "canonical",
     "key_words",
     "simulation_seed",
@@ -102,11 +103,16 @@ def simulation_seed(seed, key):
     return np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, *key_words(key)))
 
 
-def block_generator(sim_seed, block, stream=0):
-    """Generator for stream ``stream`` of block ``block`` of a simulation."""
+def block_seed_sequence(sim_seed, block, stream=0):
+    """The SeedSequence of stream ``stream`` of block ``block`` of a simulation (what
+    :func:`block_generator` draws from, for a caller that spawns its own streams from it)."""
     check_seed_sequence(sim_seed)
     block = check_integer(block, "block", minimum=0, maximum=(1 << 63) - 1, what="a non-negative integer")
     stream = check_integer(stream, "stream", minimum=0, maximum=(1 << 32) - 1, what="a non-negative integer")
-    seq = np.random.SeedSequence(sim_seed.entropy, spawn_key=(*sim_seed.spawn_key, int(block), int(stream)))
-    return np.random.Generator(BIT_GENERATOR(seq))
+    return np.random.SeedSequence(sim_seed.entropy, spawn_key=(*sim_seed.spawn_key, int(block), int(stream)))
+
+
+def block_generator(sim_seed, block, stream=0):
+    """Generator for stream ``stream`` of block ``block`` of a simulation."""
+    return np.random.Generator(BIT_GENERATOR(block_seed_sequence(sim_seed, block, stream)))
 

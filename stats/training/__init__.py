@@ -16,7 +16,10 @@ r"""Training attention heads, many seeded runs at once: the training wing.
 * :mod:`~stats.training.transformer` -- a small decoder-only transformer (embeddings, pre-LayerNorm
   causal multi-head attention under a scaling, MLP, cross-entropy), its backward beside its forward;
 * :mod:`~stats.training.corpus` -- the plays of Shakespeare as character tokens, split by play;
-* :mod:`~stats.training.language_model` -- training the transformer on a token stream (:func:`train_language_model`).
+* :mod:`~stats.training.language_model` -- training the transformer on a token stream (:func:`train_language_model`);
+* :mod:`~stats.training.recall` -- the field's synthetic task, multi-query associative recall (Zoology's MQAR);
+* :mod:`~stats.training.mup_rules` -- muP's rules for every parameter group, and its coordinate check;
+* :mod:`~stats.training.transformer_simulations` -- the transformer's runs as simulations of the engine.
 
 Adding a scaling or an optimiser is one class and one registry line:
 ``docs/adding-a-scaling.md``.
@@ -54,7 +57,12 @@ from .corpus import (
     split_plays,
     text_windows,
 )
-from .language_model import DIVERGED_LOSS, LM_OPTIMIZERS, LanguageModelRun, gradient_direction_error, train_language_model
+from .language_model import (DIVERGED_LOSS, LM_OPTIMIZERS, LanguageModelRun, gradient_direction_error, train_language_model,
+                             train_transformer)
+from .mup_rules import COORDINATE_PAIRS, MUP_RULES, coordinate_check, mup_lr_multipliers
+from .recall import RECALL_POWER, RECALL_TEST_SEED, SOLVED_ACCURACY, RecallRun, check_recall_task, recall_batch, train_recall_model
+from .transformer_simulations import (COORDINATE_CONTEXT, COORDINATE_HEAD_WIDTH, COORDINATE_VOCAB, RECALL_OUTCOMES, CoordinateCheckSim,
+                                      RecallSim)
 from .transformer import (
     LAYER_NORM_EPS,
     TRANSFORMER_SCALINGS,
@@ -136,4 +144,22 @@ __all__ = [
     "LanguageModelRun",
     "gradient_direction_error",
     "train_language_model",
+    "train_transformer",
+    "COORDINATE_PAIRS",
+    "MUP_RULES",
+    "coordinate_check",
+    "mup_lr_multipliers",
+    "RECALL_POWER",
+    "RECALL_TEST_SEED",
+    "SOLVED_ACCURACY",
+    "RecallRun",
+    "recall_batch",
+    "train_recall_model",
+    "COORDINATE_CONTEXT",
+    "COORDINATE_HEAD_WIDTH",
+    "COORDINATE_VOCAB",
+    "CoordinateCheckSim",
+    "RECALL_OUTCOMES",
+    "RecallSim",
+    "check_recall_task",
 ]

@@ -28,7 +28,8 @@ from .optimizers import adam_update
 from .schedule import check_warmup, warmed_lr
 from .transformer import Transformer, TransformerConfig
 
-__all__ = ["DIVERGED_LOSS", "LM_OPTIMIZERS", "VALIDATION_SEED", "LanguageModelRun", "gradient_direction_error", "train_language_model"]
+__all__ = ["DIVERGED_LOSS", "LM_OPTIMIZERS", "VALIDATION_SEED", "LanguageModelRun", "gradient_direction_error", "train_language_model",
+           "train_transformer"]
 
 #: The seed of the validation windows every run is scored on.
 VALIDATION_SEED = 20_261_205
@@ -57,15 +58,16 @@ class LanguageModelRun:
         return math.inf if self.diverged_at is not None else self.val_loss[-1]
 
 
-def gradient_direction_error(model, tokens):
+def gradient_direction_error(model, tokens, *, scored=None):
     r"""The hand-derived gradient G against a Richardson-extrapolated central difference of the loss
     along :math:`u = G/\lVert G\rVert`, in float64: :math:`|D - \lVert G\rVert|` over
-    :math:`10^{-6}\max(\lVert G\rVert, |D|)` (<= 1 when they agree)."""
+    :math:`10^{-6}\max(\lVert G\rVert, |D|)` (<= 1 when they agree); ``scored`` as in
+    :meth:`~stats.training.transformer.Transformer.loss_and_grads`."""
     if not isinstance(model, Transformer):
         raise TypeError(f"model must be a Transformer; got {type(model).__name__}")
     tokens = model.check_tokens(tokens, targets=True)
     f64 = model.in_float64()
-    _, grads, _ = f64.loss_and_grads(tokens)
+    _, grads, _ = f64.loss_and_grads(tokens, scored=scored)
     norm = math.sqrt(sum(float(np.sum(g * g)) for g in grads.values()))
     size = math.sqrt(sum(float(np.sum(p * p)) for p in f64.params.values()))
     saved = dict(f64.params)
@@ -74,7 +76,7 @@ def gradient_direction_error(model, tokens):
         out = []
         for sign in (1.0, -1.0):
             f64.params = {k: saved[k] + (sign * h / max(norm, 1e-300)) * grads[k] for k in saved}
-            out.append(f64.loss_and_grads(tokens, grads=False)[0])
+            out.append(f64.loss_and_grads(tokens, grads=False, scored=scored)[0])
         return (out[0] - out[1]) / (2 * h)
 
     h = GRADIENT_STEP * size
@@ -98,59 +100,95 @@ def _validation_windows(val_ids, config, count):
     return text_windows(val_ids, batch=count, length=config.n_ctx, rng=np.random.default_rng(VALIDATION_SEED))
 
 
-def train_language_model(config, train_ids, val_ids, *, steps, lr, seed, optimizer="adam", batch=16, warmup=0,
-                         val_windows=64, lr_multipliers=None):
-    """Train one model (module docstring) and return its :class:`LanguageModelRun`.
+def train_transformer(model, draw, evaluate, *, steps, lr, optimizer="adam", warmup=0, lr_multipliers=None, stop=None):
+    r"""Train ``model`` in place and return ``(scored, train_loss, diverged_at)``.
 
-    ``lr_multipliers`` maps a parameter name to a factor on ``lr`` (muP's per-group rates);
-    every other parameter trains at ``lr``.
+    Step t calls ``draw()`` for its batch, ``(tokens, scored)`` (``scored`` None: every
+    prediction counts), and takes one step of ``optimizer`` at the (warmed) rate ``lr``, times
+    ``lr_multipliers[name]`` for a parameter it names.  At every checkpoint step (and at steps
+    0 and ``steps``) ``evaluate(model)`` is recorded: ``scored`` is the list of ``(step,
+    record)``.  A loss that leaves the finite numbers or exceeds :data:`DIVERGED_LOSS` times
+    :math:`\log V`, or a forward pass whose activations overflow (the model's
+    FloatingPointError), stops the run: ``diverged_at`` is its step (None when none did).
+    ``stop`` (a function of a checkpoint's record) ends the run early at the first checkpoint
+    where it is true (the records stop there too).
     """
-    if not isinstance(config, TransformerConfig):
-        raise TypeError(f"config must be a TransformerConfig; got {type(config).__name__}")
+    if not isinstance(model, Transformer):
+        raise TypeError(f"model must be a Transformer; got {type(model).__name__}")
+    for f, name in ((draw, "draw"), (evaluate, "evaluate"), (stop, "stop")):
+        if not (callable(f) or (f is None and name == "stop")):
+            raise TypeError(f"{name} must be callable{' or None' if name == 'stop' else ''}; got {type(f).__name__}")
     steps = check_integer(steps, "steps", maximum=10**6)
     lr = check_positive(lr, "lr")
     optimizer = check_choice(optimizer, "optimizer", LM_OPTIMIZERS)
-    batch = check_integer(batch, "batch", maximum=4096)
     warmup = check_warmup(warmup, steps)
-    val_windows = check_integer(val_windows, "val_windows", maximum=1 << 16)
-    train_ids, val_ids = (_token_stream(ids, name, config) for ids, name in ((train_ids, "train_ids"), (val_ids, "val_ids")))
-    init_seq, data_seq = as_seed_sequence(seed).spawn(2)
-    model = Transformer(config, np.random.default_rng(init_seq))
     multipliers = dict(lr_multipliers or {})
     unknown = set(multipliers) - set(model.params)
     if unknown:
         raise ValueError(f"lr_multipliers names parameters the model lacks: {sorted(unknown)}")
     for k, v in multipliers.items():
         check_positive(v, f"lr_multipliers[{k!r}]")
-    data = np.random.default_rng(data_seq)
-    val = _validation_windows(val_ids, config, val_windows)
-    check = gradient_direction_error(model, text_windows(train_ids, batch=2, length=config.n_ctx,
-                                                         rng=np.random.default_rng(data_seq.spawn(1)[0])))
+    update = getattr(model.formulas, "adam_update", adam_update)
     marks = checkpoint_steps(steps)
     state = {k: {} for k in model.params}
-    limit = DIVERGED_LOSS * math.log(config.vocab)
-    scored, val_loss, max_logit, train_loss = [], [], [], []
-    diverged = None
+    limit = DIVERGED_LOSS * math.log(model.config.vocab)
+    scored, train_loss = [], []
     for t in range(steps + 1):
+        tokens, mask = draw() if t < steps else (None, None)
+        try:
+            if t in marks:
+                record = evaluate(model)
+            loss, grads, _ = model.loss_and_grads(tokens, scored=mask) if t < steps else (0.0, {}, None)
+        except FloatingPointError:  # the last step's parameters overflow a forward pass
+            return scored, train_loss, t
         if t in marks:
-            loss, _, info = model.loss_and_grads(val, grads=False)
-            scored.append(t)
-            val_loss.append(loss)
-            max_logit.append(tuple(info["max_logit"]))
+            scored.append((t, record))
+            if stop is not None and stop(record):
+                break
         if t == steps:
             break
-        loss, grads, _ = model.loss_and_grads(text_windows(train_ids, batch=batch, length=config.n_ctx, rng=data))
         if not (math.isfinite(loss) and loss < limit) or not all(np.isfinite(g).all() for g in grads.values()):
-            diverged = t
-            break
+            return scored, train_loss, t
         train_loss.append(loss)
         rate = warmed_lr(lr, t + 1, warmup)
         for k, g in grads.items():
             r = rate * multipliers.get(k, 1.0)
             if optimizer == "adam":
-                model.params[k] += adam_update(g, state[k], t + 1, r)
+                model.params[k] += update(g, state[k], t + 1, r)
             else:
                 model.params[k] -= model.dtype.type(r) * g
-    return LanguageModelRun(tuple(scored), tuple(val_loss), tuple(max_logit), tuple(train_loss), float(check), diverged)
+    return scored, train_loss, None
 
 
+def train_language_model(config, train_ids, val_ids, *, steps, lr, seed, optimizer="adam", batch=16, warmup=0,
+                         val_windows=64, lr_multipliers=None, formulas=None):
+    """Train one model (module docstring) and return its :class:`LanguageModelRun`.
+
+    ``lr_multipliers`` maps a parameter name to a factor on ``lr`` (muP's per-group rates);
+    every other parameter trains at ``lr``.  ``formulas`` as :class:`~stats.training.transformer.Transformer`'s.
+    """
+    if not isinstance(config, TransformerConfig):
+        raise TypeError(f"config must be a TransformerConfig; got {type(config).__name__}")
+    steps = check_integer(steps, "steps", maximum=10**6)
+    check_positive(lr, "lr")
+    check_choice(optimizer, "optimizer", LM_OPTIMIZERS)
+    batch = check_integer(batch, "batch", maximum=4096)
+    check_warmup(warmup, steps)
+    val_windows = check_integer(val_windows, "val_windows", maximum=1 << 16)
+    train_ids, val_ids = (_token_stream(ids, name, config) for ids, name in ((train_ids, "train_ids"), (val_ids, "val_ids")))
+    init_seq, data_seq = as_seed_sequence(seed).spawn(2)
+    model = Transformer(config, np.random.default_rng(init_seq), formulas=formulas)
+    data = np.random.default_rng(data_seq)
+    val = _validation_windows(val_ids, config, val_windows)
+    check = gradient_direction_error(model, text_windows(train_ids, batch=2, length=config.n_ctx,
+                                                         rng=np.random.default_rng(data_seq.spawn(1)[0])))
+
+    def evaluate(m):
+        loss, _, info = m.loss_and_grads(val, grads=False)
+        return loss, tuple(info["max_logit"])
+
+    scored, train_loss, diverged = train_transformer(
+        model, lambda: (text_windows(train_ids, batch=batch, length=config.n_ctx, rng=data), None), evaluate,
+        steps=steps, lr=lr, optimizer=optimizer, warmup=warmup, lr_multipliers=lr_multipliers)
+    return LanguageModelRun(tuple(t for t, _ in scored), tuple(r[0] for _, r in scored), tuple(r[1] for _, r in scored),
+                            tuple(train_loss), float(check), diverged)

@@ -160,27 +160,45 @@ def _gelu_backward(du_out, u, t=None):
     return du_out * (0.5 * (1.0 + t) + 0.5 * u * (1.0 - t * t) * _GELU_A * (1.0 + 3.0 * _GELU_B * u * u))
 
 
-def cross_entropy(logits, targets):
-    r"""``(loss, dlogits)``: the mean over positions of :math:`-\log\operatorname{softmax}(z)_y`
-    (nats) and its gradient :math:`(\operatorname{softmax}(z) - e_y)/N`; ``targets`` holds one
-    class per position (``logits``' shape without its last axis)."""
+def cross_entropy(logits, targets, *, scored=None):
+    r"""``(loss, dlogits)``: the mean over the scored positions of :math:`-\log\operatorname{softmax}(z)_y`
+    (nats) and its gradient :math:`s\,(\operatorname{softmax}(z) - e_y)/\sum s`; ``targets`` holds one
+    class per position (``logits``' shape without its last axis), ``scored`` (a boolean array of
+    that shape, None: every position) says which positions the loss counts."""
     logits = _values(logits, "logits")
     if logits.shape[-1] < 2:
         raise ValueError(f"logits must have at least 2 classes on their last axis; got shape {logits.shape}")
-    return _cross_entropy(logits, _token_ids(targets, "targets", logits.shape[:-1], logits.shape[-1],
-                                             "logits without their last axis"))
+    targets = _token_ids(targets, "targets", logits.shape[:-1], logits.shape[-1], "logits without their last axis")
+    return _cross_entropy(logits, targets, _scored_mask(scored, logits.shape[:-1]))
 
 
-def _cross_entropy(logits, targets):
+def _scored_mask(scored, shape):
+    """``scored`` checked: None, or a boolean array of ``shape`` with at least one True."""
+    if scored is None:
+        return None
+    s = np.asarray(scored)
+    if s.dtype != bool:
+        raise TypeError(f"scored must be a boolean array (True: the position counts); got dtype {s.dtype}")
+    _same_shape(s, "scored", shape, "the targets")
+    if not s.any():
+        raise ValueError("scored must mark at least one position")
+    return s
+
+
+def _cross_entropy(logits, targets, scored=None):
     z = logits - logits.max(axis=-1, keepdims=True)
     logp = z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
     flat = logp.reshape(-1, logp.shape[-1])
     rows = np.arange(flat.shape[0])
     y = targets.reshape(-1)
-    loss = -flat[rows, y].mean()
     d = np.exp(flat)
     d[rows, y] -= 1.0
-    return float(loss), (d / flat.shape[0]).reshape(logits.shape).astype(logits.dtype, copy=False)
+    if scored is None:
+        return float(-flat[rows, y].mean()), (d / flat.shape[0]).reshape(logits.shape).astype(logits.dtype, copy=False)
+    w = scored.reshape(-1)
+    n = int(w.sum())
+    d[~w] = 0.0
+    return float(-flat[rows[w], y[w]].sum() / n), (d / n).reshape(logits.shape).astype(logits.dtype, copy=False)
 
 
 def embedding_backward(dx, tokens, vocab):
@@ -202,11 +220,14 @@ def _embedding_backward(dx, tokens, vocab):
 
 @dataclass(frozen=True)
 class TransformerConfig:
-    """A model's shape: ``vocab`` tokens, context ``n_ctx``, width ``d_model``, ``n_heads`` heads of
+    r"""A model's shape: ``vocab`` tokens, context ``n_ctx``, width ``d_model``, ``n_heads`` heads of
     :math:`d_k = d_{model}/H`, ``n_layers`` layers, an MLP in each (``mlp``), the ``scaling`` of
     the scores (one of :data:`TRANSFORMER_SCALINGS`), the float ``dtype``, and ``attention``
     (False: the control without it, every layer its MLP alone, so each position sees only its
-    own token)."""
+    own token), and ``mup_base`` (a base width :math:`d_0`, with the ``"mup"`` scaling only:
+    muP's read-out initialisation, :math:`W_U \sim N(0, d_0/d_{model}^2)`, Yang et al. 2022's
+    :math:`1/\text{fan-in}^2` equal to the standard :math:`1/d_{model}` at :math:`d_0`;
+    :mod:`~stats.training.mup_rules` has the learning rates that go with it)."""
 
     vocab: int
     n_ctx: int
@@ -217,6 +238,7 @@ class TransformerConfig:
     scaling: str = "sqrt"
     dtype: str = "float32"
     attention: bool = True
+    mup_base: int | None = None
 
     def __post_init__(self):
         check_integer(self.vocab, "vocab", minimum=2, maximum=1 << 16, what="an integer from 2 to 65536")
@@ -231,6 +253,10 @@ class TransformerConfig:
                 raise TypeError(f"{flag} must be True or False; got {getattr(self, flag)!r}")
         scaling_named(self.scaling, among=TRANSFORMER_SCALINGS)
         check_dtype(self.dtype)
+        if self.mup_base is not None:
+            check_integer(self.mup_base, "mup_base", maximum=self.d_model, what=f"an integer from 1 to d_model = {self.d_model}")
+            if self.scaling != "mup":
+                raise ValueError(f"mup_base applies to the 'mup' scaling only; scaling is {self.scaling!r}")
 
     @property
     def d_k(self):
@@ -239,9 +265,12 @@ class TransformerConfig:
 
 class Transformer:
     """The parameters of one model (``params``, by name) and its loss and gradients by hand
-    (module docstring).  ``rng`` draws the initialisation."""
+    (module docstring).  ``rng`` draws the initialisation; ``formulas`` (a :class:`stats.Formulas`,
+    None: this module's own) supplies the backward pieces the model calls -- LayerNorm's,
+    the embedding's, the cross-entropy, the scalings' own steps -- so a mutant of one is
+    trained as the model would be."""
 
-    def __init__(self, config, rng):
+    def __init__(self, config, rng, *, formulas=None):
         if not isinstance(config, TransformerConfig):
             raise TypeError(f"config must be a TransformerConfig; got {type(config).__name__}")
         if not isinstance(rng, np.random.Generator):
@@ -249,6 +278,7 @@ class Transformer:
         self.config = c = config
         self.dtype = check_dtype(c.dtype)
         self.scaling = scaling_named(c.scaling, among=TRANSFORMER_SCALINGS)
+        self.formulas = _PIECES if formulas is None else formulas
         D, H, dk = c.d_model, c.n_heads, c.d_k
         p = {"tok": rng.standard_normal((c.vocab, D)), "pos": rng.standard_normal((c.n_ctx, D))}
         for i in range(c.n_layers):
@@ -256,7 +286,7 @@ class Transformer:
             # there; drawn for the control too, so its other parameters are the attention model's.
             W = rng.standard_normal((H, 3, D, dk)) / math.sqrt(D)
             # No transformer scaling draws at initialisation (QK-norm's gain is a constant per head).
-            extra = self.scaling.initialise(W, [None] * H, d_k=dk, n_keys=c.n_ctx, formulas=_PIECES)
+            extra = self.scaling.initialise(W, [None] * H, d_k=dk, n_keys=c.n_ctx, formulas=self.formulas)
             wo = rng.standard_normal((D, D)) / math.sqrt(D)
             if c.attention:
                 for j, name in enumerate(("wq", "wk", "wv")):
@@ -269,7 +299,7 @@ class Transformer:
                 p[f"{i}.w1"], p[f"{i}.b1"] = rng.standard_normal((D, 4 * D)) / math.sqrt(D), np.zeros(4 * D)
                 p[f"{i}.w2"], p[f"{i}.b2"] = rng.standard_normal((4 * D, D)) / math.sqrt(4 * D), np.zeros(D)
         p["lnf.g"], p["lnf.b"] = np.ones(D), np.zeros(D)
-        p["unembed"] = rng.standard_normal((D, c.vocab)) / math.sqrt(D)
+        p["unembed"] = rng.standard_normal((D, c.vocab)) / (D / math.sqrt(c.mup_base) if c.mup_base else math.sqrt(D))
         self.params = {k: np.asarray(v, dtype=np.float64).astype(self.dtype) for k, v in p.items()}
         self.scale = self.dtype.type(self.scaling.factor(dk))
         self.mask = np.tril(np.ones((c.n_ctx, c.n_ctx), dtype=bool))
@@ -303,7 +333,8 @@ class Transformer:
     def _attention(self, i, h):
         B, T, _ = h.shape
         Q, K, V = (self._heads(h @ self.params[f"{i}.{n}"]) for n in ("wq", "wk", "wv"))
-        Qa, Ka, cache = self.scaling.attention_inputs(self._scaling_params(i, B), Q, K, _PIECES)
+        _check_finite_activations(Q, K, V)
+        Qa, Ka, cache = self.scaling.attention_inputs(self._scaling_params(i, B), Q, K, self.formulas)
         mask = self.mask[:T, :T]
         O, A = scaled_dot_product_attention(Qa, Ka, V, mask, scale=self.scale, return_weights=True)
         logits = self.scale * (Qa @ np.swapaxes(Ka, 1, 2))
@@ -342,16 +373,20 @@ class Transformer:
             raise ValueError(f"tokens must lie in [0, vocab = {self.config.vocab}); got {t.min()} to {t.max()}")
         return t
 
-    def loss_and_grads(self, tokens, *, grads=True):
+    def loss_and_grads(self, tokens, *, grads=True, scored=None):
         """``(loss, grads, info)`` on ``tokens`` (sequences of ``T + 1`` token ids: the model reads
-        the first T and predicts the next of each): the mean cross-entropy in nats, the gradient
-        of every parameter (None when ``grads`` is False) and ``info`` (``max_logit``: each
-        layer's largest |attention logit|; none without attention)."""
+        the first T and predicts the next of each): the mean cross-entropy in nats over the
+        ``scored`` predictions (a boolean (sequences, T) array; None: all), the gradient of every
+        parameter (None when ``grads`` is False) and ``info``: ``max_logit``, each layer's largest
+        |attention logit| (none without attention), and ``accuracy``, the share of scored
+        predictions whose largest logit is the target's."""
         tokens = self.check_tokens(tokens, targets=True)
         x_in, y = tokens[:, :-1], tokens[:, 1:]
+        scored = _scored_mask(scored, y.shape)
         logits, hf, lnf, saved, tops = self._forward(x_in)
-        loss, dlogits = _cross_entropy(logits, y)
-        info = {"max_logit": tops}
+        loss, dlogits = self.formulas.cross_entropy(logits, y, scored=scored)
+        hit = logits.argmax(axis=-1) == y
+        info = {"max_logit": tops, "accuracy": float(hit.mean() if scored is None else hit[scored].mean())}
         if not grads:
             return loss, None, info
         return loss, self._backward(x_in, dlogits, hf, lnf, saved), info
@@ -360,7 +395,15 @@ class Transformer:
         """The next-token logits ``(sequences, positions, vocab)`` the model gives at every position of ``tokens``."""
         return self._forward(self.check_tokens(tokens, targets=False))[0]
 
-    def _forward(self, x_in):
+    def residual_and_logits(self, tokens):
+        """``(residual, logits)``: the residual stream ``(sequences, positions, d_model)`` after the last
+        layer, before the final LayerNorm, and the logits :meth:`logits` gives, from one forward pass."""
+        x, _, _ = self._stream(self.check_tokens(tokens, targets=False))
+        p = self.params
+        return x, _layer_norm(x, p["lnf.g"], p["lnf.b"])[0] @ p["unembed"]
+
+    def _stream(self, x_in):
+        """The residual stream after the last layer, before the final LayerNorm, and what the backward needs."""
         B, T = x_in.shape
         p, c = self.params, self.config
         x = p["tok"][x_in] + p["pos"][:T]
@@ -381,14 +424,21 @@ class Transformer:
                 x = x + g @ p[f"{i}.w2"] + p[f"{i}.b2"]
                 mlp = (h2, ln2, u, t, g)
             saved.append((ln1, att, mlp))
+        return x, saved, tops
+
+    def _forward(self, x_in):
+        p = self.params
+        x, saved, tops = self._stream(x_in)
         hf, lnf = _layer_norm(x, p["lnf.g"], p["lnf.b"])
-        return hf @ p["unembed"], hf, lnf, saved, tops
+        logits = hf @ p["unembed"]
+        _check_finite_activations(logits)
+        return logits, hf, lnf, saved, tops
 
     def _backward(self, x_in, dlogits, hf, lnf, saved):
         p, c = self.params, self.config
         T = x_in.shape[1]
         g = {"unembed": _matrix_grad(hf, dlogits)}
-        dx, g["lnf.g"], g["lnf.b"] = _layer_norm_backward(dlogits @ p["unembed"].T, lnf, p["lnf.g"])
+        dx, g["lnf.g"], g["lnf.b"] = self.formulas.layer_norm_backward(dlogits @ p["unembed"].T, lnf, p["lnf.g"])
         for i in reversed(range(c.n_layers)):
             ln1, att, mlp = saved[i]
             if mlp is not None:
@@ -396,16 +446,23 @@ class Transformer:
                 g[f"{i}.w2"], g[f"{i}.b2"] = _matrix_grad(gl, dx), dx.sum(axis=(0, 1))
                 du = _gelu_backward(dx @ p[f"{i}.w2"].T, u, t)
                 g[f"{i}.w1"], g[f"{i}.b1"] = _matrix_grad(h2, du), du.sum(axis=(0, 1))
-                dh2, g[f"{i}.ln2.g"], g[f"{i}.ln2.b"] = _layer_norm_backward(du @ p[f"{i}.w1"].T, ln2, p[f"{i}.ln2.g"])
+                dh2, g[f"{i}.ln2.g"], g[f"{i}.ln2.b"] = self.formulas.layer_norm_backward(du @ p[f"{i}.w1"].T, ln2, p[f"{i}.ln2.g"])
                 dx = dx + dh2
             if att is not None:
                 dh = self._attention_backward(i, dx, att, g)
-                dh1, g[f"{i}.ln1.g"], g[f"{i}.ln1.b"] = _layer_norm_backward(dh, ln1, p[f"{i}.ln1.g"])
+                dh1, g[f"{i}.ln1.g"], g[f"{i}.ln1.b"] = self.formulas.layer_norm_backward(dh, ln1, p[f"{i}.ln1.g"])
                 dx = dx + dh1
-        g["tok"] = _embedding_backward(dx, x_in, c.vocab)
+        g["tok"] = self.formulas.embedding_backward(dx, x_in, c.vocab)
         g["pos"] = np.zeros_like(p["pos"])
         g["pos"][:T] = dx.sum(axis=0)
         return {k: g[k] for k in p}
+
+
+def _check_finite_activations(*arrays):
+    """A FloatingPointError when an activation has left the finite numbers: the parameters a step
+    took there make a diverged run, which its trainer records as an outcome."""
+    if not all(np.isfinite(a).all() for a in arrays):
+        raise FloatingPointError("the model's activations left the finite numbers (the run has diverged)")
 
 
 def _matrix_grad(inputs, d_out):
@@ -413,5 +470,7 @@ def _matrix_grad(inputs, d_out):
     return inputs.reshape(-1, inputs.shape[-1]).T @ d_out.reshape(-1, d_out.shape[-1])
 
 
-#: What a scaling's own steps call (its ``formulas``, :class:`~stats.training.scalings.Scaling`).
-_PIECES = SimpleNamespace(qk_normalize=qk_normalize, t5_fold_divisor=t5_fold_divisor)
+#: The model's own formulas: what its backward calls and a scaling's own steps call (the fields of
+#: :class:`stats.Formulas` that the model reads, which a mutant replaces).
+_PIECES = SimpleNamespace(qk_normalize=qk_normalize, t5_fold_divisor=t5_fold_divisor, layer_norm_backward=layer_norm_backward,
+                          embedding_backward=embedding_backward, cross_entropy=cross_entropy)

@@ -1,0 +1,236 @@
+"""The transformer's runs as simulations of the engine: one model per row.
+
+:class:`CoordinateCheckSim` draws a model (:mod:`~stats.training.transformer`) of one width
+and scaling, holds its hand-derived gradient to finite differences at step 0
+(``gradient_error``, :func:`~stats.training.language_model.gradient_direction_error`, on recall
+sequences with only the queries scored, so the masked cross-entropy is what is checked), and
+trains it a few Adam steps for muP's coordinate check
+(:func:`~stats.training.mup_rules.coordinate_check`): ``residual_{t}`` and ``logits_{t}`` are
+how far the residual stream's and the logits' coordinates have moved by step t.  The gradient
+check runs when ``check_gradient`` is set (it costs a coordinate check's steps again).  With
+``narrow`` set, each row also trains the same seed's model at that width, and compares the last
+step's moves: ``{what}_ratio`` (wide over narrow), ``{what}_flat`` (1 when the ratio lies in
+[1/2, 2]) and ``{what}_grows`` (1 when it exceeds 2), for the residual stream and the logits.
+
+:class:`RecallSim` trains an attention-only model on the synthetic task
+(:func:`~stats.training.recall.train_recall_model`), one run per row, until it solves it or
+its budget ends.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._validation import check_integer, check_positive
+from ..engine.simulation import Simulation
+from ..engine.streams import block_seed_sequence, stream_key
+from .language_model import gradient_direction_error
+from .mup_rules import COORDINATE_PAIRS, coordinate_check
+from .recall import SOLVED_ACCURACY, check_recall_task, recall_batch, train_recall_model
+from .schedule import check_warmup
+from .transformer import Transformer, TransformerConfig
+
+__all__ = ["COORDINATE_CONTEXT", "COORDINATE_HEAD_WIDTH", "COORDINATE_VOCAB", "RECALL_OUTCOMES", "CoordinateCheckSim", "RecallSim"]
+
+#: The coordinate check's model: a vocabulary of 64 tokens, 32 positions, heads of width 32
+#: (their number grows with the width, as a real model's does), two layers with MLPs.
+COORDINATE_VOCAB, COORDINATE_CONTEXT, COORDINATE_HEAD_WIDTH = 64, 32, 32
+
+
+@dataclass(frozen=True)
+class CoordinateCheckSim(Simulation):
+    """One model of width ``d_model`` per row (module docstring): ``scaling`` one of
+    :data:`~stats.training.transformer.TRANSFORMER_SCALINGS`, ``mup_base`` muP's base width
+    (its read-out initialisation and per-group rates; ``"mup"`` only), ``steps`` Adam steps
+    (1 to 8) at ``lr``."""
+
+    d_model: int
+    scaling: str = "sqrt"
+    mup_base: int | None = None
+    lr: float = 1e-2
+    steps: int = 4
+    mlp: bool = True
+    check_gradient: bool = False
+    narrow: int | None = None
+
+    def __post_init__(self):
+        check_integer(self.d_model, "d_model", minimum=COORDINATE_HEAD_WIDTH, maximum=4096,
+                      what=f"a multiple of {COORDINATE_HEAD_WIDTH} from {COORDINATE_HEAD_WIDTH} to 4096")
+        if self.d_model % COORDINATE_HEAD_WIDTH:
+            raise ValueError(f"d_model must be a multiple of the head width {COORDINATE_HEAD_WIDTH}; got {self.d_model}")
+        if isinstance(self.lr, bool) or not isinstance(self.lr, (int, float)):
+            raise TypeError(f"lr must be a positive number; got {self.lr!r}")
+        if check_positive(self.lr, "lr") > 1:
+            raise ValueError(f"lr must be at most 1 (an Adam step moves every entry by about lr); got {self.lr}")
+        check_integer(self.steps, "steps", maximum=8, what="an integer from 1 to 8")
+        if not isinstance(self.check_gradient, bool):
+            raise TypeError(f"check_gradient must be True or False; got {self.check_gradient!r}")
+        if self.narrow is not None:
+            check_integer(self.narrow, "narrow", minimum=COORDINATE_HEAD_WIDTH, maximum=self.d_model - 1,
+                          what=f"a multiple of {COORDINATE_HEAD_WIDTH} below d_model = {self.d_model}")
+            if self.narrow % COORDINATE_HEAD_WIDTH:
+                raise ValueError(f"narrow must be a multiple of the head width {COORDINATE_HEAD_WIDTH}; got {self.narrow}")
+            if self.mup_base is not None and self.mup_base > self.narrow:
+                raise ValueError(f"mup_base must be at most narrow = {self.narrow}; got {self.mup_base}")
+        _ = self.config  # validates the scaling, mup_base and mlp
+
+    @property
+    def config(self):
+        """The model's :class:`~stats.training.transformer.TransformerConfig` (float32)."""
+        return self.config_at(self.d_model)
+
+    def config_at(self, d_model):
+        """The model's configuration at width ``d_model``."""
+        return TransformerConfig(COORDINATE_VOCAB, COORDINATE_CONTEXT, d_model, d_model // COORDINATE_HEAD_WIDTH,
+                                 mlp=self.mlp, scaling=self.scaling, mup_base=self.mup_base)
+
+    @property
+    def statistics(self):
+        compared = tuple(f"{what}_{kind}" for what in ("residual", "logits") for kind in ("ratio", "flat", "grows"))
+        return (("gradient_error",) * self.check_gradient + tuple(f"residual_{t}" for t in range(1, self.steps + 1))
+                + tuple(f"logits_{t}" for t in range(1, self.steps + 1)) + compared * (self.narrow is not None))
+
+    @property
+    def block_rows(self):
+        return 4
+
+    @property
+    def uses(self):
+        return ("attention_backward", "layer_norm_backward", "embedding_backward", "cross_entropy", "adam_update",
+                *(("qk_normalize",) if self.scaling == "qknorm" else ()), *(("t5_fold_divisor",) if self.scaling == "t5" else ()),
+                *(("mup_lr_multipliers",) if self.mup_base is not None else ()))
+
+    @property
+    def key(self):
+        extra = {"mup_base": self.mup_base} if self.mup_base is not None else {}
+        return stream_key("coordinate-check", d_model=self.d_model, scaling=self.scaling, lr=float(self.lr),
+                          steps=self.steps, mlp=int(self.mlp), check_gradient=int(self.check_gradient), **extra,
+                          **({"narrow": self.narrow} if self.narrow is not None else {}))
+
+    @property
+    def cost(self):
+        """Multiply-adds of a step (2 layers of the four D x D projections, an MLP's 8 D^2, the scores), batch 8."""
+        D, T = self.d_model, COORDINATE_CONTEXT
+        per_token = 2 * (4 + 8 * self.mlp) * D * D + 2 * 2 * T * D + D * COORDINATE_VOCAB
+        return 3.0 * 8 * T * per_token
+
+    @property
+    def effort(self):
+        """The steps and a forward a step, and the gradient check's seven passes when it runs, each with a
+        fixed overhead (the narrow model's too, when it is trained beside)."""
+        narrow = 0.0 if self.narrow is None else (self.narrow / self.d_model) ** 2 * self.cost + 200_000.0
+        return (2 * self.steps + 1 + 7 * self.check_gradient) * (self.cost + 200_000.0 + narrow)
+
+    def run_block(self, sim_seed, block, rows, formulas, chunk_size):
+        out = {name: np.empty(rows) for name in self.statistics}
+        config = self.config
+        for i in range(rows):
+            check_seq, run_seq = block_seed_sequence(sim_seed, block, i).spawn(2)
+            if self.check_gradient:
+                model = Transformer(config, np.random.default_rng(check_seq.spawn(1)[0]), formulas=formulas)
+                tokens, scored = recall_batch(np.random.default_rng(check_seq), batch=2, vocab=config.vocab,
+                                              length=config.n_ctx, pairs=COORDINATE_PAIRS)
+                out["gradient_error"][i] = gradient_direction_error(model, tokens, scored=scored)
+            moved = coordinate_check(config, lr=self.lr, steps=self.steps, seed=run_seq, formulas=formulas)
+            for t in range(1, self.steps + 1):
+                out[f"residual_{t}"][i] = moved["residual"][t]
+                out[f"logits_{t}"][i] = moved["logits"][t]
+            if self.narrow is not None:
+                # The same seed's model at the narrow width: its own draws from the same stream.
+                base = coordinate_check(self.config_at(self.narrow), lr=self.lr, steps=self.steps, seed=run_seq,
+                                        formulas=formulas)
+                for what in ("residual", "logits"):
+                    ratio = moved[what][-1] / base[what][-1]
+                    out[f"{what}_ratio"][i] = ratio
+                    out[f"{what}_flat"][i] = float(0.5 <= ratio <= 2.0)
+                    out[f"{what}_grows"][i] = float(ratio > 2.0)
+        return out
+
+
+
+#: A recall run's outcomes: solved (0 or 1), its last held-out accuracy, the largest |attention
+#: logit| over its layers at step 0 and at its end, the step it solved the task at (its budget
+#: when it did not), and the step-0 gradient check.
+RECALL_OUTCOMES = ("solved", "accuracy", "max_logit_0", "max_logit_end", "steps_to_solve", "gradient_error")
+
+
+@dataclass(frozen=True)
+class RecallSim(Simulation):
+    """One MQAR run per row (module docstring): an attention-only model of ``n_layers`` layers and
+    ``n_heads`` heads of width ``d_model``, ``scaling`` one of
+    :data:`~stats.training.transformer.TRANSFORMER_SCALINGS`, Adam at ``lr`` with ``warmup``
+    steps, at most ``steps`` steps, on the task of ``vocab``, ``length`` and ``pairs``."""
+
+    d_model: int
+    scaling: str = "sqrt"
+    lr: float = 3e-3
+    steps: int = 1500
+    n_heads: int = 1
+    n_layers: int = 2
+    warmup: int = 20
+    vocab: int = 64
+    length: int = 64
+    pairs: int = 8
+    batch: int = 32
+
+    statistics = RECALL_OUTCOMES
+
+    def __post_init__(self):
+        if isinstance(self.lr, bool) or not isinstance(self.lr, (int, float)):
+            raise TypeError(f"lr must be a positive number; got {self.lr!r}")
+        if check_positive(self.lr, "lr") > 1:
+            raise ValueError(f"lr must be at most 1 (an Adam step moves every entry by about lr); got {self.lr}")
+        check_integer(self.steps, "steps", maximum=100_000)
+        check_integer(self.batch, "batch", maximum=4096)
+        check_warmup(self.warmup, self.steps)
+        check_recall_task(self.vocab, self.length, self.pairs)
+        _ = self.config
+
+    @property
+    def config(self):
+        """The model's :class:`~stats.training.transformer.TransformerConfig` (attention only, float32)."""
+        return TransformerConfig(self.vocab, self.length, self.d_model, self.n_heads, n_layers=self.n_layers, mlp=False,
+                                 scaling=self.scaling)
+
+    @property
+    def block_rows(self):
+        return 1
+
+    @property
+    def uses(self):
+        return ("attention_backward", "cross_entropy", "embedding_backward", "layer_norm_backward", "adam_update",
+                *(("qk_normalize",) if self.scaling == "qknorm" else ()), *(("t5_fold_divisor",) if self.scaling == "t5" else ()))
+
+    @property
+    def key(self):
+        return stream_key("recall", d_model=self.d_model, scaling=self.scaling, lr=float(self.lr), steps=self.steps,
+                          n_heads=self.n_heads, n_layers=self.n_layers, warmup=self.warmup, vocab=self.vocab,
+                          length=self.length, pairs=self.pairs, batch=self.batch)
+
+    @property
+    def cost(self):
+        """Multiply-adds of the whole budget: a step's four D x D projections and scores a layer, and the read-out."""
+        D, T = self.d_model, self.length
+        per_token = self.n_layers * (4 * D * D + 2 * T * D) + D * self.vocab
+        return 3.0 * self.steps * self.batch * T * per_token
+
+    @property
+    def effort(self):
+        return self.cost + self.steps * 2_000_000.0
+
+    def run_block(self, sim_seed, block, rows, formulas, chunk_size):
+        out = {name: np.empty(rows) for name in self.statistics}
+        for i in range(rows):
+            run = train_recall_model(self.config, pairs=self.pairs, steps=self.steps, lr=self.lr,
+                                     seed=block_seed_sequence(sim_seed, block, i), batch=self.batch, warmup=self.warmup,
+                                     stop_when_solved=True, formulas=formulas)
+            solved_at = next((t for t, a in zip(run.steps, run.accuracy) if a >= SOLVED_ACCURACY), None)
+            out["solved"][i] = float(run.solved)
+            out["accuracy"][i] = run.final_accuracy
+            out["max_logit_0"][i] = max(run.max_logit[0])
+            out["max_logit_end"][i] = max(run.max_logit[-1])
+            out["steps_to_solve"][i] = self.steps if solved_at is None or run.diverged_at is not None else solved_at
+            out["gradient_error"][i] = run.gradient_check
+        return out
