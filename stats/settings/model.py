@@ -2,8 +2,8 @@
 coordinate-check study's (``analyses/coordinate_check.py``).
 
 The coordinate check follows the ``mup`` package's: a few Adam steps at one rate, at widths a
-factor 8 apart; 1e-2 is a rate at which every width of the study trains without diverging over
-its 4 steps (exploratory runs on other seeds, docs/results.md).
+factor 2 apart; at 1e-2 no width of the study diverges in its 4 steps (docs/results.md has the
+study's moves).
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ from ..claim import Claim
 from ..findings import SHARED_RATE
 from ..headings import ASSUMPTION, BACKWARD, OPENING
 
+SECTION = BACKWARD
 #: The share checks' detectable discrepancy (as the single heads' costly runs: their shares are 0 or 1).
 RECALL_SHARE_TARGET = 0.45
 
@@ -127,3 +128,6 @@ def claims(profile=None):
 
 
 CLAIMS = claims()
+#: The section's headings these claims cite (the gradient check under the backward pass, muP under
+#: its assumption, the synthetic task under the opening).
+HEADINGS = tuple(dict.fromkeys(c.section for c in CLAIMS))
