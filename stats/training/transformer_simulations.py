@@ -29,6 +29,7 @@ from ..engine.streams import block_seed_sequence, stream_key
 from .language_model import gradient_direction_error
 from .mup_rules import COORDINATE_PAIRS, coordinate_check
 from .recall import SOLVED_ACCURACY, check_recall_task, recall_batch, train_recall_model
+from .scalings import SCALINGS
 from .schedule import check_warmup
 from .transformer import Transformer, TransformerConfig
 
@@ -37,6 +38,21 @@ __all__ = ["COORDINATE_CONTEXT", "COORDINATE_HEAD_WIDTH", "COORDINATE_VOCAB", "R
 #: The coordinate check's model: a vocabulary of 64 tokens, 32 positions, heads of width 32
 #: (their number grows with the width, as a real model's does), two layers with MLPs.
 COORDINATE_VOCAB, COORDINATE_CONTEXT, COORDINATE_HEAD_WIDTH = 64, 32, 32
+
+
+def _transformer_uses(scaling):
+    """The fields of :class:`stats.Formulas` a transformer's Adam run calls under ``scaling``: its
+    scaling's backward and own steps, LayerNorm's, the embedding's and the cross-entropy's backward."""
+    s = SCALINGS[scaling]
+    return (*s.backward_uses, *s.uses, "layer_norm_backward", "embedding_backward", "cross_entropy", "adam_update")
+
+
+def _check_adam_lr(lr):
+    """``lr`` a number in (0, 1]: an Adam step moves every entry by about lr."""
+    if isinstance(lr, bool) or not isinstance(lr, (int, float)):
+        raise TypeError(f"lr must be a positive number; got {lr!r}")
+    if check_positive(lr, "lr") > 1:
+        raise ValueError(f"lr must be at most 1 (an Adam step moves every entry by about lr); got {lr}")
 
 
 @dataclass(frozen=True)
@@ -60,10 +76,7 @@ class CoordinateCheckSim(Simulation):
                       what=f"a multiple of {COORDINATE_HEAD_WIDTH} from {COORDINATE_HEAD_WIDTH} to 4096")
         if self.d_model % COORDINATE_HEAD_WIDTH:
             raise ValueError(f"d_model must be a multiple of the head width {COORDINATE_HEAD_WIDTH}; got {self.d_model}")
-        if isinstance(self.lr, bool) or not isinstance(self.lr, (int, float)):
-            raise TypeError(f"lr must be a positive number; got {self.lr!r}")
-        if check_positive(self.lr, "lr") > 1:
-            raise ValueError(f"lr must be at most 1 (an Adam step moves every entry by about lr); got {self.lr}")
+        _check_adam_lr(self.lr)
         check_integer(self.steps, "steps", maximum=8, what="an integer from 1 to 8")
         if not isinstance(self.check_gradient, bool):
             raise TypeError(f"check_gradient must be True or False; got {self.check_gradient!r}")
@@ -98,9 +111,7 @@ class CoordinateCheckSim(Simulation):
 
     @property
     def uses(self):
-        return ("attention_backward", "layer_norm_backward", "embedding_backward", "cross_entropy", "adam_update",
-                *(("qk_normalize",) if self.scaling == "qknorm" else ()), *(("t5_fold_divisor",) if self.scaling == "t5" else ()),
-                *(("mup_lr_multipliers",) if self.mup_base is not None else ()))
+        return (*_transformer_uses(self.scaling), *(("mup_lr_multipliers",) if self.mup_base is not None else ()))
 
     @property
     def key(self):
@@ -178,10 +189,7 @@ class RecallSim(Simulation):
     statistics = RECALL_OUTCOMES
 
     def __post_init__(self):
-        if isinstance(self.lr, bool) or not isinstance(self.lr, (int, float)):
-            raise TypeError(f"lr must be a positive number; got {self.lr!r}")
-        if check_positive(self.lr, "lr") > 1:
-            raise ValueError(f"lr must be at most 1 (an Adam step moves every entry by about lr); got {self.lr}")
+        _check_adam_lr(self.lr)
         check_integer(self.steps, "steps", maximum=100_000)
         check_integer(self.batch, "batch", maximum=4096)
         check_warmup(self.warmup, self.steps)
@@ -200,8 +208,7 @@ class RecallSim(Simulation):
 
     @property
     def uses(self):
-        return ("attention_backward", "cross_entropy", "embedding_backward", "layer_norm_backward", "adam_update",
-                *(("qk_normalize",) if self.scaling == "qknorm" else ()), *(("t5_fold_divisor",) if self.scaling == "t5" else ()))
+        return _transformer_uses(self.scaling)
 
     @property
     def key(self):
