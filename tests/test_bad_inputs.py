@@ -209,7 +209,7 @@ GOOD = {
     "train_transformer": ((_tiny_model, lambda: (np.array([[0, 1, 2, 3, 4]]), None), lambda m: 0.0), dict(steps=2, lr=1e-3)),
     "recall_batch": ((RNG(),), dict(batch=2, vocab=8, length=8, pairs=1)),
     "train_recall_model": ((_tiny_recall,), dict(pairs=1, steps=2, lr=1e-3, seed=1, batch=2, test_sequences=2)),
-    "mup_lr_multipliers": ((_tiny_mup,), {}),
+    "mup_lr_multipliers": ((stats.Transformer(_tiny_mup, np.random.default_rng(0)),), {}),
     "coordinate_check": ((_tiny_mup,), dict(lr=1e-3, steps=1, seed=1, batch=2)),
     "CoordinateCheckSim": ((32,), dict(scaling="mup", mup_base=32, lr=1e-3, steps=1)),
     "RecallSim": ((8,), dict(lr=1e-3, steps=4, warmup=1, vocab=8, length=8, pairs=1, batch=2)),

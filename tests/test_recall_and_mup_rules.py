@@ -91,14 +91,16 @@ def test_a_task_the_generator_cannot_draw_is_refused_by_name(kw, name):
 
 def test_mup_rules_scale_the_hidden_and_output_rates_only():
     config = TransformerConfig(vocab=16, n_ctx=8, d_model=64, n_heads=2, scaling="mup", mup_base=16)
-    rates = mup_lr_multipliers(config)
-    assert set(rates) == set(Transformer(config, np.random.default_rng(0)).params)
+    model = Transformer(config, np.random.default_rng(0))
+    rates = mup_lr_multipliers(model)
+    assert set(rates) == set(model.params)
     for name, r in rates.items():
         hidden = name == "unembed" or name.split(".")[-1] in ("wq", "wk", "wv", "wo", "w1", "w2")
         assert r == (0.25 if hidden else 1.0), name
     assert [row[0] for row in MUP_RULES] == ["input weights", "biases and gains", "hidden weights", "output weights"]
     with pytest.raises(ValueError, match="mup_base"):
-        mup_lr_multipliers(TransformerConfig(vocab=16, n_ctx=8, d_model=64, n_heads=2, scaling="mup"))
+        mup_lr_multipliers(Transformer(TransformerConfig(vocab=16, n_ctx=8, d_model=64, n_heads=2, scaling="mup"),
+                                       np.random.default_rng(0)))
     with pytest.raises(ValueError, match="mup_base"):
         TransformerConfig(vocab=16, n_ctx=8, d_model=64, n_heads=2, scaling="sqrt", mup_base=16)
 

@@ -284,8 +284,8 @@ def _cross_entropy_gradient_unmasked(logits, targets, *, scored=None):
     return loss, everywhere
 
 
-def _mup_hidden_rates_unscaled(config):
-    rates = FORMULAS.mup_lr_multipliers(config)
+def _mup_hidden_rates_unscaled(model):
+    rates = FORMULAS.mup_lr_multipliers(model)
     return {k: (v if k == "unembed" else 1.0) for k, v in rates.items()}
 
 

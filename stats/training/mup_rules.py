@@ -56,16 +56,17 @@ _HIDDEN = ("wq", "wk", "wv", "wo", "w1", "w2")
 COORDINATE_PAIRS = 4
 
 
-def mup_lr_multipliers(config):
-    """``{parameter: factor on the Adam rate}`` of :data:`MUP_RULES` for a model with ``config.mup_base``
-    set: :math:`d_0/d_{model}` for the hidden and output weights, 1 for every other parameter."""
-    if not isinstance(config, TransformerConfig):
-        raise TypeError(f"config must be a TransformerConfig; got {type(config).__name__}")
+def mup_lr_multipliers(model):
+    """``{parameter: factor on the Adam rate}`` of :data:`MUP_RULES` for every parameter of ``model``
+    (a :class:`~stats.training.transformer.Transformer` whose config sets ``mup_base``):
+    :math:`d_0/d_{model}` for the hidden and output weights, 1 for every other parameter."""
+    if not isinstance(model, Transformer):
+        raise TypeError(f"model must be a Transformer; got {type(model).__name__}")
+    config = model.config
     if config.mup_base is None:
-        raise ValueError("config must set mup_base (muP's base width) for muP's learning rates")
-    names = Transformer(config, np.random.default_rng(0)).params
+        raise ValueError("model's config must set mup_base (muP's base width) for muP's learning rates")
     factor = config.mup_base / config.d_model
-    return {k: (factor if k == "unembed" or k.rsplit(".", 1)[-1] in _HIDDEN else 1.0) for k in names}
+    return {k: (factor if k == "unembed" or k.rsplit(".", 1)[-1] in _HIDDEN else 1.0) for k in model.params}
 
 
 def coordinate_check(config, *, lr, steps, seed, batch=8, formulas=None):
@@ -89,7 +90,7 @@ def coordinate_check(config, *, lr, steps, seed, batch=8, formulas=None):
     init_seq, data_seq, probe_seq = as_seed_sequence(seed).spawn(3)
     model = Transformer(config, np.random.default_rng(init_seq), formulas=formulas)
     rules = getattr(formulas, "mup_lr_multipliers", mup_lr_multipliers)
-    multipliers = rules(config) if config.mup_base is not None else None
+    multipliers = rules(model) if config.mup_base is not None else None
     probe, _ = recall_batch(np.random.default_rng(probe_seq), batch=batch, **task)
     data = np.random.default_rng(data_seq)
     x_in = probe[:, :-1]
