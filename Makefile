@@ -24,7 +24,7 @@ endif
 export SDPA_EVIDENCE := $(EVIDENCE)
 export SOURCE_DATE_EPOCH ?= 0
 
-STUDIES := score_moments saturation saturation_readings jacobian_spectra gradient_flow t5_steps training decisive_widths mup_transfer qknorm_growth coordinate_check t5_folding overflow \
+STUDIES := score_moments saturation saturation_readings jacobian_spectra gradient_flow t5_steps training decisive_widths mup_transfer qknorm_growth coordinate_check text_transfer t5_folding overflow \
   backward_cost asymptotics
 WORKERFLAG := $(if $(WORKERS),--workers $(WORKERS))
 QUICKFLAG := $(if $(QUICK),--quick)

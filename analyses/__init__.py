@@ -19,13 +19,14 @@ from . import (
     score_moments,
     t5_folding,
     t5_steps,
+    text_transfer,
     training,
 )
 
 ANALYSES = {
     m.STUDY: m
     for m in (score_moments, saturation, saturation_readings, jacobian_spectra, gradient_flow, t5_steps, training, decisive_widths, mup_transfer, qknorm_growth,
-              coordinate_check, t5_folding, overflow, backward_cost, asymptotics)
+              coordinate_check, text_transfer, t5_folding, overflow, backward_cost, asymptotics)
 }
 
 

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from stats.engine.executors import Job, run_simulations
 from stats.formulas import FORMULAS
 from stats.inference.estimators import mean_estimate
 
-__all__ = ["mean_row", "rows_for", "run", "variance_row"]
+__all__ = ["drift", "mean_row", "rows_for", "run", "variance_row"]
 
 
 def rows_for(sim, *, quick, numbers=2e7, cap=200_000, floor=64):
@@ -42,3 +44,14 @@ def variance_row(summary, factor=1.0):
     m4 = summary.m4 / n
     se = math.sqrt(max(m4 - (n - 3) / (n - 1) * var * var, 0.0) / n)
     return dict(variance=factor * factor * var, mcse=factor * factor * se, n=n)
+
+
+def drift(best, *, width="d_k"):
+    """Weighted least-squares slope of the mean best log10 rate (``best``'s ``mean``, ``mcse``) on
+    log2 of its ``width`` column -- decades per doubling -- and its standard error."""
+    x = np.log2(best[width].to_numpy(dtype=float))
+    y, se = best["mean"].to_numpy(), best["mcse"].to_numpy()
+    w = 1.0 / np.maximum(se, 0.05) ** 2  # a cell whose seeds all agree has MCSE 0: floor it at the grid's resolution
+    xm = np.sum(w * x) / np.sum(w)
+    slope = np.sum(w * (x - xm) * (y - np.sum(w * y) / np.sum(w))) / np.sum(w * (x - xm) ** 2)
+    return float(slope), float(np.sqrt(1.0 / np.sum(w * (x - xm) ** 2)))

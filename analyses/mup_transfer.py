@@ -25,7 +25,7 @@ from stats.settings.fixes import (MUP_BASE, MUP_STEPS, MUP_STUDY_GRIDS as GRIDS,
                                   MUP_STUDY_QUICK_WIDTHS as QUICK_WIDTHS, MUP_STUDY_RUNS as RUNS, MUP_STUDY_WIDE_RUNS as WIDE_RUNS,
                                   MUP_STUDY_WIDTHS as WIDTHS, PARAMETERISATIONS)
 
-from ._common import mean_row, run
+from ._common import drift, mean_row, run
 from ._data import StudyWriter, read_table
 
 STUDY = "mup_transfer"
@@ -67,16 +67,6 @@ def runs(sim, *, quick):
 
 def _name(sim):
     return NAMES[f"{sim.scaling}/{sim.mup_base}"]
-
-
-def drift(best):
-    """Weighted least-squares slope of the mean best log10 rate on log2 d_k, and its standard error."""
-    x = np.log2(best["d_k"].to_numpy(dtype=float))
-    y, se = best["mean"].to_numpy(), best["mcse"].to_numpy()
-    w = 1.0 / np.maximum(se, 0.05) ** 2  # a cell whose seeds all agree has MCSE 0: floor it at the grid's resolution
-    xm = np.sum(w * x) / np.sum(w)
-    slope = np.sum(w * (x - xm) * (y - np.sum(w * y) / np.sum(w))) / np.sum(w * (x - xm) ** 2)
-    return float(slope), float(np.sqrt(1.0 / np.sum(w * (x - xm) ** 2)))
 
 
 def simulate(out, *, seed, quick=False, workers=1):

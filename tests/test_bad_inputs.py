@@ -214,6 +214,9 @@ GOOD = {
     "CoordinateCheckSim": ((32,), dict(scaling="mup", mup_base=32, lr=1e-3, steps=1)),
     "RecallSim": ((8,), dict(lr=1e-3, steps=4, warmup=1, vocab=8, length=8, pairs=1, batch=2)),
     "check_recall_task": ((8, 8, 1), {}),
+    "bigram_loss": ((np.arange(20) % 5, np.array([[0, 1, 2], [3, 4, 0]])), dict(vocab=5)),
+    "validation_windows": ((np.arange(50) % 5,), dict(n_ctx=4, count=2)),
+    "TextSweepSim": ((32,), dict(lrs=(1e-3, 1e-2), steps=2, warmup=1, batch=2)),
 }
 
 #: Callables whose inputs are the suite's own objects, not a user's numbers; each covered elsewhere.
@@ -240,6 +243,7 @@ ORCHESTRATION = {
     "BIT_GENERATOR": "numpy's SFC64, validated by numpy",
     "pool_context": "takes no argument",
     "shakespeare_plays": "no arguments; reads the pinned package's files (tests/test_corpus.py)",
+    "shakespeare_ids": "no arguments; the plays of shakespeare_plays, encoded (tests/test_corpus.py)",
     "sdpa_cpu_backend": "needs PyTorch for a good call; every argument is validated before PyTorch is imported "
                         "(tests/test_torch_claims.py::test_sdpa_cpu_backend_refuses_bad_input, which runs without it)",
     "sdpa_cpu_dispatch_table": "no arguments; needs PyTorch",

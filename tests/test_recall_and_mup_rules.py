@@ -145,6 +145,9 @@ def test_a_seeds_move_at_two_widths_is_compared_in_its_row():
     seed = simulation_seed(7, sim.key)
     out, alone = sim.run_block(seed, 0, 2, FORMULAS, None), wide.run_block(seed, 0, 2, FORMULAS, None)
     np.testing.assert_array_equal(out["residual_2"], alone["residual_2"])  # the wide model is the same run
+    narrow = CoordinateCheckSim(32, "sqrt", steps=2).run_block(seed, 0, 2, FORMULAS, None)
+    # ... and the narrow one is what the same seed gives at the narrow width (the same probe and batches).
+    np.testing.assert_allclose(out["residual_ratio"], alone["residual_2"] / narrow["residual_2"], rtol=1e-12)
     for what in ("residual", "logits"):
         r = out[f"{what}_ratio"]
         assert (r > 0).all()

@@ -38,3 +38,46 @@ RECALL_STEPS, RECALL_WIDTH = 1500, 64
 #: (docs/results.md, "the synthetic task"), where it solved the task soonest; the unscaled head
 #: solved it at neither.
 RECALL_LR = 3e-3
+
+# ---------------------------------------------------------------- real text (the plays)
+
+#: The text runs' model and budget (stats.TextSweepSim): two layers with MLPs, context 32,
+#: batches of 16 windows, Adam with a 15-step warm-up, 150 steps, float32.  On 2026-12-06's pilot
+#: (docs/results.md, "the plays at 150 steps") the scaled models pass the bigram model's loss
+#: within this budget and the unscaled ones do not.
+TEXT_CONTEXT, TEXT_BATCH, TEXT_STEPS, TEXT_WARMUP = 32, 16, 150, 15
+#: The claim's model: one head of d_k = 64 (d_model = 64); its shared rate is the scaled model's
+#: best of 1e-3, 3e-3 and 1e-2 in the pilot (1e-2 for each of its 3 seeds).
+TEXT_CLAIM_WIDTH, TEXT_CLAIM_HEADS, TEXT_SHARED_LR = 64, 1, 1e-2
+#: The own-best-rate protocol's grid (EVIDENCE=full: 4 runs a row).
+TEXT_CLAIM_GRID = (1e-3, 3e-3, 1e-2, 3e-2)
+#: The study's widths (two heads each: d_k = d_model / 2) and seeds a cell, for the build and a
+#: draft; EVIDENCE=full adds width 256 and seeds.
+TEXT_HEADS = 2
+TEXT_WIDTHS, TEXT_FULL_WIDTHS, TEXT_QUICK_WIDTHS = (32, 64, 128), (32, 64, 128, 256), (32, 64)
+TEXT_RUNS, TEXT_FULL_RUNS, TEXT_QUICK_RUNS = 2, 4, 2
+#: A draft's budget: a third of the steps, so a draft shows the figure's shape, not its values.
+TEXT_QUICK_STEPS = 50
+#: Exact half-decades, 1e-4 to 1e-1 (Wortsman et al.'s LR sensitivity averages over rates evenly
+#: spaced in log rate, which 3e-3 for 10^-2.5 is not).
+_HALF_DECADES = tuple(10.0 ** (k / 2) for k in range(-8, -1))
+#: Each scaling's half-decade grid, bracketing its best rate at every width in the pilot: the
+#: standard and muP models' best rates lie in 3e-3 to 3e-2 (muP's at the top at every width),
+#: the folded control's at 1e-3 or below at d_model = 128; the unscaled model's and the
+#: control's grid is half a decade lower.  QK-norm has the standard model's grid,
+#: so their LR sensitivities (Wortsman et al. 2023) are over the same rates.
+TEXT_GRIDS = {
+    "sqrt": _HALF_DECADES[2:],
+    "mup": _HALF_DECADES[2:],
+    "qknorm": _HALF_DECADES[2:],
+    "none": _HALF_DECADES[1:-1],
+    "t5": _HALF_DECADES[1:-1],
+}
+#: The study's parameterisations: (label, scaling, muP base width or None).
+TEXT_PARAMETERISATIONS = (
+    ("standard (1/sqrt(d_k))", "sqrt", None),
+    ("muP (Yang et al.'s rules, 1/d_k)", "mup", MODEL_MUP_BASE),
+    ("QK-norm (unit q and k, a learned gain)", "qknorm", None),
+    ("unscaled", "none", None),
+    ("folded control (no division, W_Q / sqrt(d_k))", "t5", None),
+)

@@ -50,19 +50,21 @@ from .trainer import OUTCOMES, UNSTABLE_LOSS, UNSTABLE_RISE, Trainer, train_head
 from .corpus import (
     PLAYS_VERSION,
     VALIDATION_EVERY,
+    bigram_loss,
     character_vocabulary,
     encode_text,
     plain_text,
+    shakespeare_ids,
     shakespeare_plays,
     split_plays,
     text_windows,
 )
 from .language_model import (DIVERGED_LOSS, LM_OPTIMIZERS, LanguageModelRun, gradient_direction_error, train_language_model,
-                             train_transformer)
+                             train_transformer, validation_windows)
 from .mup_rules import COORDINATE_PAIRS, MUP_RULES, coordinate_check, mup_lr_multipliers
 from .recall import RECALL_POWER, RECALL_TEST_SEED, SOLVED_ACCURACY, RecallRun, check_recall_task, recall_batch, train_recall_model
-from .transformer_simulations import (COORDINATE_CONTEXT, COORDINATE_HEAD_WIDTH, COORDINATE_VOCAB, RECALL_OUTCOMES, CoordinateCheckSim,
-                                      RecallSim)
+from .transformer_simulations import (COORDINATE_CONTEXT, COORDINATE_HEAD_WIDTH, COORDINATE_VOCAB, RECALL_OUTCOMES, TEXT_MAX_GRID,
+                                      TEXT_VALIDATION_WINDOWS, CoordinateCheckSim, RecallSim, TextSweepSim)
 from .transformer import (
     LAYER_NORM_EPS,
     TRANSFORMER_SCALINGS,
@@ -133,9 +135,11 @@ __all__ = [
     "layer_norm_backward",
     "PLAYS_VERSION",
     "VALIDATION_EVERY",
+    "bigram_loss",
     "character_vocabulary",
     "encode_text",
     "plain_text",
+    "shakespeare_ids",
     "shakespeare_plays",
     "split_plays",
     "text_windows",
@@ -145,6 +149,7 @@ __all__ = [
     "gradient_direction_error",
     "train_language_model",
     "train_transformer",
+    "validation_windows",
     "COORDINATE_PAIRS",
     "MUP_RULES",
     "coordinate_check",
@@ -161,5 +166,8 @@ __all__ = [
     "CoordinateCheckSim",
     "RECALL_OUTCOMES",
     "RecallSim",
+    "TEXT_MAX_GRID",
+    "TEXT_VALIDATION_WINDOWS",
+    "TextSweepSim",
     "check_recall_task",
 ]

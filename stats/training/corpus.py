@@ -28,9 +28,11 @@ __all__ = [
     "PLAYS_PACKAGE",
     "PLAYS_VERSION",
     "VALIDATION_EVERY",
+    "bigram_loss",
     "character_vocabulary",
     "encode_text",
     "plain_text",
+    "shakespeare_ids",
     "shakespeare_plays",
     "split_plays",
     "text_windows",
@@ -135,3 +137,42 @@ def text_windows(ids, *, batch, length, rng):
         raise ValueError(f"ids hold {ids.size} tokens, fewer than a window of length + 1 = {length + 1}")
     starts = check_generator(rng).integers(0, ids.size - length, size=batch)
     return ids[starts[:, None] + np.arange(length + 1)]
+
+
+@functools.lru_cache(maxsize=1)
+def shakespeare_ids():
+    """``(train_ids, val_ids, vocabulary)``: the training and the held-out plays (:func:`split_plays`),
+    each play's :func:`plain_text` joined in name order, encoded over the vocabulary of every play
+    (:func:`character_vocabulary`).  The arrays are read-only (one copy a process)."""
+    train, val = split_plays(shakespeare_plays())
+    train_text = "".join(plain_text(t) for t in train.values())
+    val_text = "".join(plain_text(t) for t in val.values())
+    vocabulary = character_vocabulary([train_text, val_text])
+    ids = tuple(encode_text(t, vocabulary) for t in (train_text, val_text))
+    for a in ids:
+        a.setflags(write=False)
+    return (*ids, vocabulary)
+
+
+def bigram_loss(train_ids, windows, *, vocab, alpha=1.0):
+    r"""Mean cross-entropy (nats per token) of the add-``alpha`` bigram model counted on ``train_ids``,
+    on the predictions of ``windows`` (each row ``length + 1`` ids: position t predicts t + 1 from t
+    alone): :math:`-\overline{\log p(x_{t+1}\mid x_t)}`,
+    :math:`p(b\mid a) = (n_{ab} + \alpha)/(n_a + V\alpha)`."""
+    train_ids, windows = np.asarray(train_ids), np.asarray(windows)
+    vocab = check_integer(vocab, "vocab", minimum=2, maximum=1 << 16, what="an integer from 2 to 65536")
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not (np.isfinite(alpha) and alpha > 0):
+        raise ValueError(f"alpha must be a positive finite number; got {alpha!r}")
+    for arr, name, ndim in ((train_ids, "train_ids", 1), (windows, "windows", 2)):
+        if arr.ndim != ndim or not np.issubdtype(arr.dtype, np.integer) or arr.dtype == bool:
+            raise ValueError(f"{name} must be a {ndim}-d integer array of token ids; got {arr.dtype} of shape {arr.shape}")
+        if arr.size and (arr.min() < 0 or arr.max() >= vocab):
+            raise ValueError(f"{name} must lie in [0, vocab = {vocab}); got {arr.min()} to {arr.max()}")
+    if train_ids.size < 2:
+        raise ValueError(f"train_ids must hold at least 2 tokens (one bigram); got {train_ids.size}")
+    if windows.shape[0] < 1 or windows.shape[1] < 2:
+        raise ValueError(f"windows must hold at least one row of at least 2 ids; got shape {windows.shape}")
+    counts = np.zeros((vocab, vocab))
+    np.add.at(counts, (train_ids[:-1], train_ids[1:]), 1.0)
+    log_p = np.log(counts + alpha) - np.log(counts.sum(axis=1, keepdims=True) + vocab * alpha)
+    return float(-np.mean(log_p[windows[:, :-1], windows[:, 1:]]))

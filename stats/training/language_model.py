@@ -29,7 +29,8 @@ from .schedule import check_warmup, warmed_lr
 from .transformer import Transformer, TransformerConfig
 
 __all__ = ["DIVERGED_LOSS", "LM_OPTIMIZERS", "VALIDATION_SEED", "LanguageModelRun", "gradient_direction_error", "train_language_model",
-           "train_transformer"]
+           "train_transformer",
+           "validation_windows"]
 
 #: The seed of the validation windows every run is scored on.
 VALIDATION_SEED = 20_261_205
@@ -96,8 +97,12 @@ def _token_stream(ids, name, config):
     return arr
 
 
-def _validation_windows(val_ids, config, count):
-    return text_windows(val_ids, batch=count, length=config.n_ctx, rng=np.random.default_rng(VALIDATION_SEED))
+def validation_windows(val_ids, *, n_ctx, count):
+    """The ``count`` windows of ``n_ctx + 1`` ids every run of that context is scored on: drawn from
+    ``val_ids`` by :data:`VALIDATION_SEED`."""
+    n_ctx = check_integer(n_ctx, "n_ctx", maximum=1 << 16)
+    count = check_integer(count, "count", maximum=1 << 16)
+    return text_windows(val_ids, batch=count, length=n_ctx, rng=np.random.default_rng(VALIDATION_SEED))
 
 
 def train_transformer(model, draw, evaluate, *, steps, lr, optimizer="adam", warmup=0, lr_multipliers=None, stop=None):
@@ -165,7 +170,9 @@ def train_language_model(config, train_ids, val_ids, *, steps, lr, seed, optimiz
     """Train one model (module docstring) and return its :class:`LanguageModelRun`.
 
     ``lr_multipliers`` maps a parameter name to a factor on ``lr`` (muP's per-group rates);
-    every other parameter trains at ``lr``.  ``formulas`` as :class:`~stats.training.transformer.Transformer`'s.
+    every other parameter trains at ``lr``.  It may also be a function of the drawn model that
+    returns that mapping (:func:`~stats.training.mup_rules.mup_lr_multipliers`).  ``formulas``
+    as :class:`~stats.training.transformer.Transformer`'s.
     """
     if not isinstance(config, TransformerConfig):
         raise TypeError(f"config must be a TransformerConfig; got {type(config).__name__}")
@@ -178,8 +185,10 @@ def train_language_model(config, train_ids, val_ids, *, steps, lr, seed, optimiz
     train_ids, val_ids = (_token_stream(ids, name, config) for ids, name in ((train_ids, "train_ids"), (val_ids, "val_ids")))
     init_seq, data_seq = as_seed_sequence(seed).spawn(2)
     model = Transformer(config, np.random.default_rng(init_seq), formulas=formulas)
+    if callable(lr_multipliers):
+        lr_multipliers = lr_multipliers(model)
     data = np.random.default_rng(data_seq)
-    val = _validation_windows(val_ids, config, val_windows)
+    val = validation_windows(val_ids, n_ctx=config.n_ctx, count=val_windows)
     check = gradient_direction_error(model, text_windows(train_ids, batch=2, length=config.n_ctx,
                                                          rng=np.random.default_rng(data_seq.spawn(1)[0])))
 

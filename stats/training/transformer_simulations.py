@@ -15,25 +15,34 @@ step's moves: ``{what}_ratio`` (wide over narrow), ``{what}_flat`` (1 when the r
 :class:`RecallSim` trains an attention-only model on the synthetic task
 (:func:`~stats.training.recall.train_recall_model`), one run per row, until it solves it or
 its budget ends.
+
+:class:`TextSweepSim` trains one seed on the plays of Shakespeare
+(:func:`~stats.training.language_model.train_language_model`) at every rate of a grid, per
+row, and scores each run's validation loss against the bigram model's on the same windows
+(:func:`~stats.training.corpus.bigram_loss`, the floor of a model that uses no context).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import math
+
 import numpy as np
 
 from .._validation import check_integer, check_positive
 from ..engine.simulation import Simulation
 from ..engine.streams import block_seed_sequence, stream_key
-from .language_model import gradient_direction_error
-from .mup_rules import COORDINATE_PAIRS, coordinate_check
+from .corpus import bigram_loss, shakespeare_ids
+from .language_model import gradient_direction_error, train_language_model, validation_windows
+from .mup_rules import COORDINATE_PAIRS, coordinate_check, mup_lr_multipliers
 from .recall import SOLVED_ACCURACY, check_recall_task, recall_batch, train_recall_model
 from .scalings import SCALINGS
 from .schedule import check_warmup
 from .transformer import Transformer, TransformerConfig
 
-__all__ = ["COORDINATE_CONTEXT", "COORDINATE_HEAD_WIDTH", "COORDINATE_VOCAB", "RECALL_OUTCOMES", "CoordinateCheckSim", "RecallSim"]
+__all__ = ["COORDINATE_CONTEXT", "COORDINATE_HEAD_WIDTH", "COORDINATE_VOCAB", "RECALL_OUTCOMES", "TEXT_MAX_GRID",
+           "TEXT_VALIDATION_WINDOWS", "CoordinateCheckSim", "RecallSim", "TextSweepSim"]
 
 #: The coordinate check's model: a vocabulary of 64 tokens, 32 positions, heads of width 32
 #: (their number grows with the width, as a real model's does), two layers with MLPs.
@@ -47,12 +56,12 @@ def _transformer_uses(scaling):
     return (*s.backward_uses, *s.uses, "layer_norm_backward", "embedding_backward", "cross_entropy", "adam_update")
 
 
-def _check_adam_lr(lr):
+def _check_adam_lr(lr, name="lr"):
     """``lr`` a number in (0, 1]: an Adam step moves every entry by about lr."""
     if isinstance(lr, bool) or not isinstance(lr, (int, float)):
-        raise TypeError(f"lr must be a positive number; got {lr!r}")
-    if check_positive(lr, "lr") > 1:
-        raise ValueError(f"lr must be at most 1 (an Adam step moves every entry by about lr); got {lr}")
+        raise TypeError(f"{name} must be a positive number; got {lr!r}")
+    if check_positive(lr, name) > 1:
+        raise ValueError(f"{name} must be at most 1 (an Adam step moves every entry by about lr); got {lr}")
 
 
 @dataclass(frozen=True)
@@ -149,8 +158,10 @@ class CoordinateCheckSim(Simulation):
                 out[f"residual_{t}"][i] = moved["residual"][t]
                 out[f"logits_{t}"][i] = moved["logits"][t]
             if self.narrow is not None:
-                # The same seed's model at the narrow width: its own draws from the same stream.
-                base = coordinate_check(self.config_at(self.narrow), lr=self.lr, steps=self.steps, seed=run_seq,
+                # The same seed's model at the narrow width: the same probe and batches.  Its seed is
+                # drawn afresh, as coordinate_check's spawning has advanced run_seq.
+                narrow_seq = block_seed_sequence(sim_seed, block, i).spawn(2)[1]
+                base = coordinate_check(self.config_at(self.narrow), lr=self.lr, steps=self.steps, seed=narrow_seq,
                                         formulas=formulas)
                 for what in ("residual", "logits"):
                     ratio = moved[what][-1] / base[what][-1]
@@ -240,4 +251,137 @@ class RecallSim(Simulation):
             out["max_logit_end"][i] = max(run.max_logit[-1])
             out["steps_to_solve"][i] = self.steps if solved_at is None or run.diverged_at is not None else solved_at
             out["gradient_error"][i] = run.gradient_check
+        return out
+
+
+#: The most rates a text sweep trains each seed at, and the validation windows every run is scored on.
+TEXT_MAX_GRID, TEXT_VALIDATION_WINDOWS = 8, 64
+
+
+def _check_rate_grid(lrs):
+    """``lrs`` a strictly increasing tuple of 1 to :data:`TEXT_MAX_GRID` Adam rates in (0, 1]."""
+    if isinstance(lrs, (str, bytes)) or not hasattr(lrs, "__iter__"):
+        raise TypeError(f"lrs must be a sequence of learning rates; got {type(lrs).__name__}")
+    lrs = tuple(lrs)
+    if not 1 <= len(lrs) <= TEXT_MAX_GRID:
+        raise ValueError(f"lrs must hold 1 to {TEXT_MAX_GRID} learning rates; got {len(lrs)}")
+    for v in lrs:
+        _check_adam_lr(v, "lrs")
+    if any(b <= a for a, b in zip(lrs, lrs[1:])):
+        raise ValueError(f"lrs must be strictly increasing; got {lrs}")
+    return tuple(float(v) for v in lrs)
+
+
+@dataclass(frozen=True)
+class TextSweepSim(Simulation):
+    r"""One seed trained on the plays at every Adam rate of ``lrs``, per row (module docstring).
+
+    The model: ``d_model`` wide, ``n_heads`` heads, two layers with MLPs, context ``n_ctx``,
+    the character vocabulary of the plays, ``scaling`` one of
+    :data:`~stats.training.transformer.TRANSFORMER_SCALINGS` (``mup_base`` with ``"mup"``:
+    muP's read-out initialisation and per-group rates, :mod:`~stats.training.mup_rules`),
+    ``steps`` Adam steps of ``batch`` windows with ``warmup`` warm-up steps, float32.  Every
+    rate of a row draws the same initialisation and batches (common random numbers), so the
+    row's own best rate is a per-seed outcome.
+
+    Statistics, for grid point i: ``loss_at_{i}``, the validation loss at the end (nats per
+    character; a run that diverged scores its loss at step 0, ``initial_loss``: it learned
+    nothing, as in Wortsman et al.'s LR sensitivity, :func:`stats.lr_sensitivity`);
+    ``beats_bigram_at_{i}``, 1 when that loss is below the bigram model's on the same windows;
+    ``logit_at_{i}``, the largest |attention logit| over the layers at its last checkpoint (for a
+    run that diverged, the last before it did); ``diverged_at_{i}``, 1 when it diverged.  Over
+    the grid: ``initial_loss`` (the same at every rate: the same model), ``best_log_lr`` (:math:`\log_{10}` of the rate with the smallest loss),
+    ``best_loss``, ``beats_bigram_best`` and ``logit_best`` (the own-best-rate protocol, per seed), and
+    ``gradient_error``, the step-0 gradient check (<= 1 when the hand-derived gradient agrees).
+    """
+
+    d_model: int
+    scaling: str = "sqrt"
+    lrs: tuple = (1e-2,)
+    steps: int = 150
+    n_heads: int = 2
+    mup_base: int | None = None
+    n_ctx: int = 32
+    batch: int = 16
+    warmup: int = 15
+
+    def __post_init__(self):
+        object.__setattr__(self, "lrs", _check_rate_grid(self.lrs))
+        check_integer(self.steps, "steps", maximum=100_000)
+        check_integer(self.batch, "batch", maximum=4096)
+        check_warmup(self.warmup, self.steps)
+        _ = self.config  # validates the width, heads, context, scaling and mup_base
+
+    @property
+    def config(self):
+        """The model's :class:`~stats.training.transformer.TransformerConfig` over the plays' vocabulary."""
+        return TransformerConfig(len(shakespeare_ids()[2]), self.n_ctx, self.d_model, self.n_heads, scaling=self.scaling,
+                                 mup_base=self.mup_base)
+
+    @property
+    def statistics(self):
+        per_point = ("loss_at", "beats_bigram_at", "logit_at", "diverged_at")
+        return (("initial_loss", "best_log_lr", "best_loss", "beats_bigram_best", "logit_best", "gradient_error")
+                + tuple(f"{what}_{i}" for what in per_point for i in range(len(self.lrs))))
+
+    @property
+    def block_rows(self):
+        return 1
+
+    @property
+    def uses(self):
+        return (*_transformer_uses(self.scaling), *(("mup_lr_multipliers",) if self.mup_base is not None else ()))
+
+    @property
+    def key(self):
+        extra = {"mup_base": self.mup_base} if self.mup_base is not None else {}
+        return stream_key("text-sweep", d_model=self.d_model, scaling=self.scaling,
+                          lrs=",".join(f"{v:.6g}" for v in self.lrs), steps=self.steps, n_heads=self.n_heads,
+                          n_ctx=self.n_ctx, batch=self.batch, warmup=self.warmup, **extra)
+
+    @property
+    def cost(self):
+        """Multiply-adds of a row: every rate's steps (two layers of the four D x D projections, an MLP's
+        8 D^2, the scores, the read-out), forward and backward."""
+        D, T = self.d_model, self.n_ctx
+        per_token = 2 * 12 * D * D + 2 * 2 * T * D + D * len(shakespeare_ids()[2])
+        return 3.0 * len(self.lrs) * self.steps * self.batch * T * per_token
+
+    @property
+    def effort(self):
+        """The cost, with a fixed overhead a step (the layers' Python, measured: 7-8 ms at width 32)."""
+        return self.cost + len(self.lrs) * self.steps * 4_000_000.0
+
+    def run_block(self, sim_seed, block, rows, formulas, chunk_size):
+        out = {name: np.empty(rows) for name in self.statistics}
+        train_ids, val_ids, vocabulary = shakespeare_ids()
+        config = self.config
+        floor = bigram_loss(train_ids, validation_windows(val_ids, n_ctx=self.n_ctx, count=TEXT_VALIDATION_WINDOWS),
+                            vocab=len(vocabulary))
+        rules = None
+        if self.mup_base is not None:
+            rules = getattr(formulas, "mup_lr_multipliers", mup_lr_multipliers)
+        for r in range(rows):
+            losses = np.empty(len(self.lrs))
+            for i, lr in enumerate(self.lrs):
+                # The same seed at every rate: the same initialisation and batches.  A fresh
+                # SeedSequence each time, as spawning children advances the one it is called on.
+                run = train_language_model(config, train_ids, val_ids, steps=self.steps, lr=lr,
+                                           seed=block_seed_sequence(sim_seed, block, r),
+                                           batch=self.batch, warmup=self.warmup, val_windows=TEXT_VALIDATION_WINDOWS,
+                                           lr_multipliers=rules, formulas=formulas)
+                diverged = run.diverged_at is not None
+                losses[i] = run.val_loss[0] if diverged else run.final_val_loss
+                out[f"loss_at_{i}"][r] = losses[i]
+                out[f"beats_bigram_at_{i}"][r] = float(losses[i] < floor)
+                out[f"logit_at_{i}"][r] = max(run.max_logit[-1])
+                out[f"diverged_at_{i}"][r] = float(diverged)
+                if i == 0:
+                    out["gradient_error"][r] = run.gradient_check
+                    out["initial_loss"][r] = run.val_loss[0]
+            best = int(np.argmin(losses))
+            out["best_log_lr"][r] = math.log10(self.lrs[best])
+            out["best_loss"][r] = losses[best]
+            out["beats_bigram_best"][r] = float(losses[best] < floor)
+            out["logit_best"][r] = out[f"logit_at_{best}"][r]
         return out
