@@ -82,10 +82,10 @@ def _full():
 
 def cells(*, quick):
     """Every (parameterisation, width) sweep of the study: EVIDENCE=full adds width 256; a draft trains
-    the two narrowest widths a third of the steps."""
+    the two narrowest widths a third of the steps, at every other rate of the grids (whole decades)."""
     widths = TEXT_QUICK_WIDTHS if quick else TEXT_FULL_WIDTHS if _full() else TEXT_WIDTHS
     steps = TEXT_QUICK_STEPS if quick else TEXT_STEPS
-    return [TextSweepSim(d, scaling, TEXT_GRIDS[scaling], steps, n_heads=TEXT_HEADS, mup_base=base, n_ctx=TEXT_CONTEXT,
+    return [TextSweepSim(d, scaling, TEXT_GRIDS[scaling][::2] if quick else TEXT_GRIDS[scaling], steps, n_heads=TEXT_HEADS, mup_base=base, n_ctx=TEXT_CONTEXT,
                          batch=TEXT_BATCH, warmup=TEXT_WARMUP)
             for _, scaling, base in TEXT_PARAMETERISATIONS for d in widths]
 
@@ -105,8 +105,9 @@ def simulate(out, *, seed, quick=False, workers=1):
             for s in sims for st in s.statistics]
     cells_table = pd.DataFrame(rows)
     w.table("cells", cells_table)
-    w.table("grid", pd.DataFrame([dict(parameterisation=NAMES[scaling], point=i, lr=lr)
-                                  for _, scaling, _ in TEXT_PARAMETERISATIONS for i, lr in enumerate(TEXT_GRIDS[scaling])]))
+    grids = {NAMES[s.scaling]: s.lrs for s in sims}
+    w.table("grid", pd.DataFrame([dict(parameterisation=name, point=i, lr=lr)
+                                  for name, lrs in grids.items() for i, lr in enumerate(lrs)]))
     train_ids, val_ids, vocabulary = shakespeare_ids()
     floor = bigram_loss(train_ids, validation_windows(val_ids, n_ctx=TEXT_CONTEXT, count=TEXT_VALIDATION_WINDOWS),
                         vocab=len(vocabulary))

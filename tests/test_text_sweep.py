@@ -81,7 +81,8 @@ def test_a_sweep_row_is_its_seed_trained_at_every_rate(scaling, base):
     for i, lr in enumerate(sim.lrs):
         run = train_language_model(sim.config, train_ids, val_ids, steps=4, lr=lr, batch=2, warmup=1,
                                    seed=block_seed_sequence(sim_seed, 0, 0), val_windows=TEXT_VALIDATION_WINDOWS,
-                                   lr_multipliers=mup_lr_multipliers if base else None)
+                                   lr_multipliers=mup_lr_multipliers if base else None, ends_only=True)
+        assert run.steps == (0, 4)
         losses.append(run.final_val_loss)
         assert out[f"loss_at_{i}"][0] == run.final_val_loss
         assert out[f"logit_at_{i}"][0] == max(run.max_logit[-1])

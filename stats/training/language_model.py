@@ -105,7 +105,8 @@ def validation_windows(val_ids, *, n_ctx, count):
     return text_windows(val_ids, batch=count, length=n_ctx, rng=np.random.default_rng(VALIDATION_SEED))
 
 
-def train_transformer(model, draw, evaluate, *, steps, lr, optimizer="adam", warmup=0, lr_multipliers=None, stop=None):
+def train_transformer(model, draw, evaluate, *, steps, lr, optimizer="adam", warmup=0, lr_multipliers=None, stop=None,
+                      ends_only=False):
     r"""Train ``model`` in place and return ``(scored, train_loss, diverged_at)``.
 
     Step t calls ``draw()`` for its batch, ``(tokens, scored)`` (``scored`` None: every
@@ -116,7 +117,8 @@ def train_transformer(model, draw, evaluate, *, steps, lr, optimizer="adam", war
     :math:`\log V`, or a forward pass whose activations overflow (the model's
     FloatingPointError), stops the run: ``diverged_at`` is its step (None when none did).
     ``stop`` (a function of a checkpoint's record) ends the run early at the first checkpoint
-    where it is true (the records stop there too).
+    where it is true (the records stop there too).  ``ends_only`` scores the run at steps 0 and
+    ``steps`` alone (a caller that reads no other checkpoint saves seven evaluations).
     """
     if not isinstance(model, Transformer):
         raise TypeError(f"model must be a Transformer; got {type(model).__name__}")
@@ -134,7 +136,9 @@ def train_transformer(model, draw, evaluate, *, steps, lr, optimizer="adam", war
     for k, v in multipliers.items():
         check_positive(v, f"lr_multipliers[{k!r}]")
     update = getattr(model.formulas, "adam_update", adam_update)
-    marks = checkpoint_steps(steps)
+    if not isinstance(ends_only, bool):
+        raise TypeError(f"ends_only must be True or False; got {ends_only!r}")
+    marks = (0, steps) if ends_only else checkpoint_steps(steps)
     state = {k: {} for k in model.params}
     limit = DIVERGED_LOSS * math.log(model.config.vocab)
     scored, train_loss = [], []
@@ -166,13 +170,14 @@ def train_transformer(model, draw, evaluate, *, steps, lr, optimizer="adam", war
 
 
 def train_language_model(config, train_ids, val_ids, *, steps, lr, seed, optimizer="adam", batch=16, warmup=0,
-                         val_windows=64, lr_multipliers=None, formulas=None):
+                         val_windows=64, lr_multipliers=None, formulas=None, ends_only=False):
     """Train one model (module docstring) and return its :class:`LanguageModelRun`.
 
     ``lr_multipliers`` maps a parameter name to a factor on ``lr`` (muP's per-group rates);
     every other parameter trains at ``lr``.  It may also be a function of the drawn model that
     returns that mapping (:func:`~stats.training.mup_rules.mup_lr_multipliers`).  ``formulas``
-    as :class:`~stats.training.transformer.Transformer`'s.
+    as :class:`~stats.training.transformer.Transformer`'s; ``ends_only`` as :func:`train_transformer`'s
+    (the record then holds steps 0 and ``steps`` alone).
     """
     if not isinstance(config, TransformerConfig):
         raise TypeError(f"config must be a TransformerConfig; got {type(config).__name__}")
@@ -198,6 +203,6 @@ def train_language_model(config, train_ids, val_ids, *, steps, lr, seed, optimiz
 
     scored, train_loss, diverged = train_transformer(
         model, lambda: (text_windows(train_ids, batch=batch, length=config.n_ctx, rng=data), None), evaluate,
-        steps=steps, lr=lr, optimizer=optimizer, warmup=warmup, lr_multipliers=lr_multipliers)
+        steps=steps, lr=lr, optimizer=optimizer, warmup=warmup, lr_multipliers=lr_multipliers, ends_only=ends_only)
     return LanguageModelRun(tuple(t for t, _ in scored), tuple(r[0] for _, r in scored), tuple(r[1] for _, r in scored),
                             tuple(train_loss), float(check), diverged)
