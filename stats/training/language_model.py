@@ -102,6 +102,11 @@ def validation_windows(val_ids, *, n_ctx, count):
     ``val_ids`` by :data:`VALIDATION_SEED`."""
     n_ctx = check_integer(n_ctx, "n_ctx", maximum=1 << 16)
     count = check_integer(count, "count", maximum=1 << 16)
+    arr = np.asarray(val_ids)
+    if arr.ndim != 1 or not np.issubdtype(arr.dtype, np.integer) or arr.dtype == bool:
+        raise ValueError(f"val_ids must be a 1-d integer array of token ids; got {arr.dtype} of shape {arr.shape}")
+    if arr.size < n_ctx + 1:
+        raise ValueError(f"val_ids must hold more than n_ctx = {n_ctx} tokens; got {arr.size}")
     return text_windows(val_ids, batch=count, length=n_ctx, rng=np.random.default_rng(VALIDATION_SEED))
 
 
