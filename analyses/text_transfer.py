@@ -7,7 +7,9 @@ model's forward pass without its saturated start).  And the paragraph on muP (un
 assumption behind the argument, and when it fails"): 1/d_k is part of what makes the learning
 rate transfer across widths -- Yang et al. (2022)'s Figure 1, loss against log2 of the rate, one
 curve per width, for the standard parameterisation and for muP (their rules for every parameter
-group, :mod:`stats.training.mup_rules`).
+group, :mod:`stats.training.mup_rules`).  And QK-norm, the fix the section's paragraph on it
+names: Wortsman et al. (2023)'s LR sensitivity (:func:`stats.lr_sensitivity`, a bootstrap MCSE
+over seeds) and the attention-logit growth at large rates that it is meant to stop.
 
 Each row of a cell is one seed trained at every rate of its scaling's grid on the same draws
 (:class:`stats.TextSweepSim`): the seed's own best rate is a per-seed outcome, its mean (with
@@ -85,8 +87,8 @@ def cells(*, quick):
     the two narrowest widths a third of the steps, at every other rate of the grids (whole decades)."""
     widths = TEXT_QUICK_WIDTHS if quick else TEXT_FULL_WIDTHS if _full() else TEXT_WIDTHS
     steps = TEXT_QUICK_STEPS if quick else TEXT_STEPS
-    return [TextSweepSim(d, scaling, TEXT_GRIDS[scaling][::2] if quick else TEXT_GRIDS[scaling], steps, n_heads=TEXT_HEADS, mup_base=base, n_ctx=TEXT_CONTEXT,
-                         batch=TEXT_BATCH, warmup=TEXT_WARMUP)
+    return [TextSweepSim(d, scaling, TEXT_GRIDS[scaling][::2] if quick else TEXT_GRIDS[scaling], steps, n_heads=TEXT_HEADS,
+                         mup_base=base, n_ctx=TEXT_CONTEXT, batch=TEXT_BATCH, warmup=TEXT_WARMUP)
             for _, scaling, base in TEXT_PARAMETERISATIONS for d in widths]
 
 

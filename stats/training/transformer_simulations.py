@@ -290,10 +290,11 @@ class TextSweepSim(Simulation):
     ``beats_bigram_at_{i}``, 1 when that loss is below the bigram model's on the same windows;
     ``logit_at_{i}``, the largest |attention logit| over the layers at the end (a run is scored at
     steps 0 and ``steps`` only, so for a run that diverged this is its step-0 logit);
-    ``diverged_at_{i}``, 1 when it diverged.  Over
-    the grid: ``initial_loss`` (the same at every rate: the same model), ``best_log_lr`` (:math:`\log_{10}` of the rate with the smallest loss),
-    ``best_loss``, ``beats_bigram_best`` and ``logit_best`` (the own-best-rate protocol, per seed), and
-    ``gradient_error``, the step-0 gradient check (<= 1 when the hand-derived gradient agrees).
+    ``diverged_at_{i}``, 1 when it diverged.  Over the grid: ``initial_loss`` (the same at every
+    rate: the same model), ``best_log_lr`` (:math:`\log_{10}` of the rate with the smallest loss),
+    ``best_loss``, ``beats_bigram_best`` and ``logit_best`` (the own-best-rate protocol, per
+    seed), and ``gradient_error``, the step-0 gradient check (<= 1 when the hand-derived gradient
+    agrees).
     """
 
     d_model: int
