@@ -136,6 +136,29 @@ def _stat(data, name, d, statistic):
     return row["mean"], row["mcse"]
 
 
+def _dodged(widths, k, count):
+    """The widths of the k-th of ``count`` series, shifted sideways on the log axis so equal points stay apart."""
+    return np.asarray(widths, dtype=float) * 2.0 ** (0.06 * (k - (count - 1) / 2))
+
+
+def _width_axis(ax, widths):
+    """A log2 width axis with a tick at each width, labelled plainly."""
+    import matplotlib as mpl
+
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(widths)
+    ax.xaxis.set_major_formatter(mpl.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.xaxis.set_minor_formatter(mpl.ticker.NullFormatter())
+    ax.set_xlabel(r"width $d_{model}$")
+
+
+def _key(ax, source, title):
+    """``ax`` emptied to hold the legend of ``source``'s series."""
+    ax.axis("off")
+    ax.legend(*source.get_legend_handles_labels(), loc="center left", fontsize=5.5, frameon=False, title=title,
+              title_fontsize=6)
+
+
 def figures(out):
     import matplotlib as mpl
     import seaborn as sns
@@ -178,7 +201,7 @@ def figures(out):
     plain = mpl.ticker.FuncFormatter(lambda v, _: f"{v:g}")
     for k, name in enumerate(names):
         colour = PALETTE.get(name)
-        x = np.array(widths) * 2.0 ** (0.06 * (k - (len(names) - 1) / 2))  # sideways, so equal points stay apart
+        x = _dodged(widths, k, len(names))
         best, best_se = np.array([_stat(data, name, d, "best_log_lr") for d in widths]).T
         slope, se = drifts.loc[name, "decades_per_doubling"], drifts.loc[name, "se"]
         axes[0].errorbar(x, best, yerr=2 * best_se, marker="o", ms=2.6, lw=1.0, capsize=1.5, color=colour,
@@ -191,17 +214,11 @@ def figures(out):
     axes[2].set_yscale("log")
     axes[2].yaxis.set_major_formatter(plain)
     for ax in axes:
-        ax.set_xscale("log", base=2)
-        ax.set_xticks(widths)
-        ax.xaxis.set_major_formatter(plain)
-        ax.xaxis.set_minor_formatter(mpl.ticker.NullFormatter())
-        ax.set_xlabel(r"width $d_{model}$")
+        _width_axis(ax, widths)
     axes[0].set_ylabel("best grid rate, log10 (per seed)")
     axes[1].set_ylabel("validation loss at the best rate")
     axes[2].set_ylabel("largest attention logit at the end")
-    key.axis("off")
-    key.legend(*axes[0].get_legend_handles_labels(), loc="center left", fontsize=5.5, frameon=False,
-               title="drift (decades/doubling)", title_fontsize=6)
+    _key(key, axes[0], "drift (decades/doubling)")
     figs["text_best_rate"] = fig
 
     sens = read_table(out, STUDY, "lr_sensitivity")
@@ -210,7 +227,7 @@ def figures(out):
     for k, name in enumerate(names):
         colour = PALETTE.get(name)
         g = sens[sens["parameterisation"] == name].sort_values("d_model")
-        x = g["d_model"].to_numpy() * 2.0 ** (0.06 * (k - (len(names) - 1) / 2))
+        x = _dodged(g["d_model"], k, len(names))
         top = len(grids[name]) - 1
         axes[0].errorbar(x, g["lr_sensitivity"], yerr=2 * g["mcse"], marker="o", ms=2.6, lw=1.0, capsize=1.5,
                          color=colour, label=f"{name}: {g['lo'].iloc[0]:.1e} to {g['hi'].iloc[0]:.1e}")
@@ -218,15 +235,9 @@ def figures(out):
         axes[1].errorbar(x, logit, yerr=2 * logit_se, marker="o", ms=2.6, lw=1.0, capsize=1.5, color=colour)
     axes[1].set_yscale("log")
     for ax in axes:
-        ax.set_xscale("log", base=2)
-        ax.set_xticks(widths)
-        ax.xaxis.set_major_formatter(plain)
-        ax.xaxis.set_minor_formatter(mpl.ticker.NullFormatter())
-        ax.set_xlabel(r"width $d_{model}$")
+        _width_axis(ax, widths)
     axes[0].set_ylabel("LR sensitivity (nats/char)")
     axes[1].set_ylabel("largest attention logit, top rate")
-    key.axis("off")
-    key.legend(*axes[0].get_legend_handles_labels(), loc="center left", fontsize=5.5, frameon=False,
-               title="grid (the right panel: its top rate)", title_fontsize=6)
+    _key(key, axes[0], "grid (the right panel: its top rate)")
     figs["text_lr_sensitivity"] = fig
     return figs
