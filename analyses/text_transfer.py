@@ -9,7 +9,10 @@ rate transfer across widths -- Yang et al. (2022)'s Figure 1, loss against log2 
 curve per width, for the standard parameterisation and for muP (their rules for every parameter
 group, :mod:`stats.training.mup_rules`).  And QK-norm, the fix the section's paragraph on it
 names: Wortsman et al. (2023)'s LR sensitivity (:func:`stats.lr_sensitivity`, a bootstrap MCSE
-over seeds) and the attention-logit growth at large rates that it is meant to stop.
+over seeds) and the attention-logit growth at large rates that it is meant to stop.  And the
+muP paragraph's reason for 1/d_k, on a trained model: the largest attention logit and the
+query-key cosine after training, against the width, at one rate for every width (muP's
+protocol) and at each seed's own best rate.
 
 Each row of a cell is one seed trained at every rate of its scaling's grid on the same draws
 (:class:`stats.TextSweepSim`): the seed's own best rate is a per-seed outcome, its mean (with
@@ -25,8 +28,8 @@ import pandas as pd
 
 from stats.settings.decisive import decisive_profile
 from stats.settings.model import (TEXT_BATCH, TEXT_CONTEXT, TEXT_FULL_RUNS, TEXT_FULL_WIDTHS, TEXT_GRIDS, TEXT_HEADS,
-                                  TEXT_PARAMETERISATIONS, TEXT_QUICK_RUNS, TEXT_QUICK_STEPS, TEXT_QUICK_WIDTHS, TEXT_RUNS, TEXT_STEPS,
-                                  TEXT_WARMUP, TEXT_WIDTHS)
+                                  TEXT_PARAMETERISATIONS, TEXT_QUICK_RUNS, TEXT_QUICK_STEPS, TEXT_QUICK_WIDTHS, TEXT_RUNS,
+                                  TEXT_SHARED_LR, TEXT_STEPS, TEXT_WARMUP, TEXT_WIDTHS)
 from stats import lr_sensitivity
 from stats.training import TEXT_VALIDATION_WINDOWS, TextSweepSim, bigram_loss, shakespeare_ids, validation_windows
 
@@ -59,9 +62,22 @@ FIGURES = {
         caption="The same runs. Left: each seed's best grid rate (log10; mean over seeds, bars 2 MCSE, points shifted "
         "sideways to keep them apart) against the width, with its least-squares drift in decades per doubling of "
         "d_model (legend; where every seed of a width picks the same rate its MCSE is 0 and the fit floors it at 0.05, "
-        "the grid's resolution being half a decade); a mean at a grid's edge is a bound, not a location. Middle: each "
-        "seed's validation loss at its own best rate, the bigram floor dashed. Right: the largest attention logit after "
-        "training at the seed's best rate (log scale).",
+        "the grid's resolution being half a decade); a mean at a grid's edge is a bound, not a location. Right: each "
+        "seed's validation loss at its own best rate, the bigram floor dashed.",
+        claims=("model-text-unscaled",),
+    ),
+    "text_trained": dict(
+        width="full",
+        caption="What training leaves in the attention, the same runs. Left: the largest attention logit after "
+        f"training at one Adam rate for every width ({TEXT_SHARED_LR:g}, in every parameterisation's grid; a draft, "
+        "whose grids are every other rate, takes each grid's rate nearest it): muP's protocol, where the rate tuned at "
+        "one width is used at all. Middle: the same at each seed's own best rate. Right: the query-key cosine at the "
+        "own best rate, each query with the key it weights most, averaged over layers, heads and positions (dotted: "
+        "the cosine at step 0, the mean over parameterisations). Means over seeds, bars 2 MCSE (from so few seeds, a "
+        "rough guide), log scale for the logits. At one rate the standard and the unscaled model's logits grow with "
+        "the width while muP's and QK-norm's stay level; at the own best rate, which falls with the width, the "
+        "standard model's stay level too; the cosine is much the same in every model, so the unscaled logits' growth "
+        "is length, not alignment.",
         claims=("model-text-unscaled",),
     ),
     "text_lr_sensitivity": dict(
@@ -128,7 +144,30 @@ def simulate(out, *, seed, quick=False, workers=1):
         sensitivity.append(dict(parameterisation=NAMES[s.scaling], d_model=s.d_model, lr_sensitivity=e.value, mcse=e.mcse,
                                 n=e.n, lo=s.lrs[0], hi=s.lrs[-1]))
     w.table("lr_sensitivity", pd.DataFrame(sensitivity))
+    w.table("trained", trained_table(sims, res))
     return w.close()
+
+
+def shared_point(lrs):
+    """The grid point at :data:`~stats.settings.model.TEXT_SHARED_LR`, or nearest it on the log scale (a draft's grids)."""
+    return int(np.argmin(np.abs(np.log10(lrs) - np.log10(TEXT_SHARED_LR))))
+
+
+def trained_table(sims, res):
+    """The largest attention logit and the query-key cosine after training, per cell, at the shared rate and at the
+    seeds' own best rates, and the cosine at step 0 (mean and MCSE over seeds)."""
+    rows = []
+    for s in sims:
+        i = shared_point(s.lrs)
+        for protocol, lr, logit, cosine in (("shared rate", s.lrs[i], f"logit_at_{i}", f"cosine_at_{i}"),
+                                            ("own best rate", np.nan, "logit_best", "cosine_best"),
+                                            ("step 0", np.nan, None, "initial_cosine")):
+            row = dict(parameterisation=NAMES[s.scaling], d_model=s.d_model, protocol=protocol, lr=lr)
+            for what, st in (("logit", logit), ("cosine", cosine)):
+                m = mean_row(res[s.key].summary(st)) if st else dict(mean=np.nan, mcse=np.nan, n=0)
+                row.update({f"{what}_mean": m["mean"], f"{what}_mcse": m["mcse"]})
+            rows.append(row)
+    return pd.DataFrame(rows)
 
 
 def _stat(data, name, d, statistic):
@@ -196,9 +235,8 @@ def figures(out):
     axes[0].legend(fontsize=5.5, loc="upper right")
     figs["text_transfer"] = fig
 
-    fig, axes = figure("full", height=2.6, ncols=4, gridspec_kw=dict(width_ratios=(1, 1, 1, 0.85)))
-    key, axes = axes[3], axes[:3]
-    plain = mpl.ticker.FuncFormatter(lambda v, _: f"{v:g}")
+    fig, axes = figure("full", height=2.6, ncols=3, gridspec_kw=dict(width_ratios=(1, 1, 0.8)))
+    key, axes = axes[2], axes[:2]
     for k, name in enumerate(names):
         colour = PALETTE.get(name)
         x = _dodged(widths, k, len(names))
@@ -208,18 +246,44 @@ def figures(out):
                          label=f"{name}: {slope:+.2f} $\\pm$ {se:.2f}")
         loss, loss_se = np.array([_stat(data, name, d, "best_loss") for d in widths]).T
         axes[1].errorbar(x, loss, yerr=2 * loss_se, marker="o", ms=2.6, lw=1.0, capsize=1.5, color=colour)
-        logit, logit_se = np.array([_stat(data, name, d, "logit_best") for d in widths]).T
-        axes[2].errorbar(x, logit, yerr=2 * logit_se, marker="o", ms=2.6, lw=1.0, capsize=1.5, color=colour)
     axes[1].axhline(floor, color="0.3", lw=0.8, ls="--")
-    axes[2].set_yscale("log")
-    axes[2].yaxis.set_major_formatter(plain)
     for ax in axes:
         _width_axis(ax, widths)
     axes[0].set_ylabel("best grid rate, log10 (per seed)")
     axes[1].set_ylabel("validation loss at the best rate")
-    axes[2].set_ylabel("largest attention logit at the end")
     _key(key, axes[0], "drift (decades/doubling)")
     figs["text_best_rate"] = fig
+
+    trained = read_table(out, STUDY, "trained")
+    plain = mpl.ticker.FuncFormatter(lambda v, _: f"{v:g}")
+    fig, axes = figure("full", height=2.6, ncols=4, gridspec_kw=dict(width_ratios=(1, 1, 1, 0.7)))
+    key, axes = axes[3], axes[:3]
+    panels = (("shared rate", "logit"), ("own best rate", "logit"), ("own best rate", "cosine"))
+    for k, name in enumerate(names):
+        x = _dodged(widths, k, len(names))
+        for ax, (protocol, what) in zip(axes, panels):
+            g = trained[(trained["parameterisation"] == name) & (trained["protocol"] == protocol)].sort_values("d_model")
+            ax.errorbar(x, g[f"{what}_mean"], yerr=2 * g[f"{what}_mcse"], marker="o", ms=2.6, lw=1.0, capsize=1.5,
+                        color=PALETTE.get(name), label=name)
+    start = trained[trained["protocol"] == "step 0"].groupby("d_model")["cosine_mean"].mean()
+    axes[2].plot(widths, start.loc[widths], ls=":", color="0.3", lw=0.9, label="step 0")
+    rates = trained[trained["protocol"] == "shared rate"]["lr"]
+    shared = f"{rates.iloc[0]:.2g}" if np.allclose(rates, rates.iloc[0]) else f"{rates.min():.2g} to {rates.max():.2g}"
+    for ax in axes[:2]:
+        ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(plain)
+    for ax in axes:
+        _width_axis(ax, widths)
+    axes[0].set_ylabel(f"largest attention logit, lr {shared}")
+    axes[1].set_ylabel("largest attention logit, own best rate")
+    axes[2].set_ylabel("query-key cosine, own best rate")
+    axes[2].set_ylim(0, 1)
+    handles, labels = axes[0].get_legend_handles_labels()
+    step0 = axes[2].lines[-1]  # the dotted step-0 line, drawn last
+    key.axis("off")
+    key.legend([*handles, step0], [*labels, "step 0 (cosine)"], loc="center left", fontsize=5.5, frameon=False,
+               title="parameterisation", title_fontsize=6)
+    figs["text_trained"] = fig
 
     sens = read_table(out, STUDY, "lr_sensitivity")
     fig, axes = figure("full", height=2.6, ncols=3, gridspec_kw=dict(width_ratios=(1, 1, 0.8)))

@@ -1,9 +1,11 @@
 """Studies write tidy data, then render figures from that data alone."""
 
+import math
 import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 from analyses import overflow, render
 from analyses._data import read_table
@@ -106,3 +108,17 @@ def test_the_readings_study_tabulates_every_printed_number_and_renders(tmp_path,
         assert share[0] > share[-1]
     for path in render(tmp_path, sr.STUDY):
         assert path.stat().st_size > 0
+
+
+def test_the_text_study_reads_every_parameterisation_at_one_shared_rate():
+    """The trained-logit figure compares parameterisations at one rate: in the build every grid holds
+    it exactly; a draft's grids (every other rate) read the rate nearest it, half a decade away at most."""
+    from analyses import text_transfer
+    from stats.settings.model import TEXT_SHARED_LR
+
+    for sim in text_transfer.cells(quick=False):
+        assert sim.lrs[text_transfer.shared_point(sim.lrs)] == pytest.approx(TEXT_SHARED_LR, rel=1e-12)
+    for sim in text_transfer.cells(quick=True):
+        lr = sim.lrs[text_transfer.shared_point(sim.lrs)]
+        assert abs(math.log10(lr / TEXT_SHARED_LR)) <= 0.5 + 1e-12
+        assert all(abs(math.log10(lr / TEXT_SHARED_LR)) <= abs(math.log10(r / TEXT_SHARED_LR)) for r in sim.lrs)

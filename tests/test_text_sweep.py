@@ -86,11 +86,13 @@ def test_a_sweep_row_is_its_seed_trained_at_every_rate(scaling, base):
         losses.append(run.final_val_loss)
         assert out[f"loss_at_{i}"][0] == run.final_val_loss
         assert out[f"logit_at_{i}"][0] == max(run.max_logit[-1])
+        assert out[f"cosine_at_{i}"][0] == np.mean(run.alignment[-1]) and len(run.alignment[-1]) == 2
         assert out[f"beats_bigram_at_{i}"][0] == float(run.final_val_loss < floor)
         assert out[f"diverged_at_{i}"][0] == 0.0
     best = int(np.argmin(losses))
     assert out["best_log_lr"][0] == math.log10(sim.lrs[best]) and out["best_loss"][0] == min(losses)
     assert out["logit_best"][0] == out[f"logit_at_{best}"][0] and out["gradient_error"][0] <= 1
+    assert out["cosine_best"][0] == out[f"cosine_at_{best}"][0] and out["initial_cosine"][0] == np.mean(run.alignment[0])
 
 
 def test_a_diverged_rate_scores_the_step_0_loss_never_a_nan():
@@ -127,3 +129,19 @@ def test_the_text_claim_adds_the_own_best_protocol_and_the_control_under_the_ful
     assert [c.erratum for c in full.checks[:3]] == [None] * 3 and full.checks[3].erratum.kind == "caveat"
     claims = tuple(c for c in REGISTRY if c.id != full.id) + (full,)
     assert [problems for cid, _, problems in static_audit(claims) if cid == full.id] == [[]]
+
+
+def test_building_the_registry_does_not_read_the_plays():
+    """Every process that builds the registry (the verify, each report step, each worker) would
+    otherwise read and encode the plays, half a second each; a sweep reads them when it plans or trains."""
+    import subprocess
+    import sys
+
+    code = ("import stats.claims.registry as r, stats.training.corpus as c; "
+            "assert any(s.__class__.__name__ == 'TextSweepSim' for cl in r.REGISTRY for ch in cl.checks "
+            "for s in (m.sim for m in ch.measures)), 'no text sweep in the registry'; "
+            "print(c.shakespeare_ids.cache_info().currsize)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "0"
+    sim = TextSweepSim(32, "sqrt", (1e-2,))
+    assert sim.config.vocab == len(shakespeare_ids()[2])

@@ -134,6 +134,34 @@ def test_float32_is_the_float64_model_rounded():
         assert _relative_error(g32[name].astype(np.float64), g64[name]) < 1e-3, name
 
 
+@pytest.mark.parametrize("scaling", ["sqrt", "none"])
+def test_the_alignment_is_each_query_s_cosine_with_the_key_it_weights_most(scaling):
+    """One layer by hand, loop by loop: for every sequence, head and query, the causal softmax's
+    most-weighted key, and the cosine of the query with it; the layer's mean is what
+    attention_alignment reports, and what loss_and_grads reports with alignment=True."""
+    model = _model(scaling, mlp=False, n_layers=1)
+    tokens = _tokens(batch=3, length=5)
+    p, H, dk = model.params, model.config.n_heads, model.config.d_k
+    x = p["tok"][tokens] + p["pos"][:5]
+    h = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5) * p["0.ln1.g"] + p["0.ln1.b"]
+    cosines = []
+    for b in range(3):
+        for head in range(H):
+            cols = slice(head * dk, (head + 1) * dk)
+            q, k = h[b] @ p["0.wq"][:, cols], h[b] @ p["0.wk"][:, cols]
+            for i in range(5):
+                w = np.exp(model.scale * (k[:i + 1] @ q[i]))
+                j = int(np.argmax(w / w.sum()))
+                cosines.append(q[i] @ k[j] / (np.linalg.norm(q[i]) * np.linalg.norm(k[j])))
+    (got,) = model.attention_alignment(tokens)
+    assert got == pytest.approx(np.mean(cosines), rel=1e-12)
+    targets = np.concatenate([tokens, tokens[:, :1]], axis=1)
+    assert model.loss_and_grads(targets, grads=False, alignment=True)[2]["alignment"] == [got]
+    assert "alignment" not in model.loss_and_grads(targets, grads=False)[2]
+    with pytest.raises(TypeError, match="alignment"):
+        model.loss_and_grads(targets, alignment=1)
+
+
 # ------------------------------------------------------------------ the pieces
 
 

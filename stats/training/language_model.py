@@ -43,8 +43,10 @@ LM_OPTIMIZERS = ("adam", "sgd")
 class LanguageModelRun:
     """One run's record: the ``steps`` at which it was scored, the validation loss and each
     layer's largest |attention logit| there (``max_logit[k][l]``), the training loss of every
-    step it took, the step-0 gradient check (<= 1 when the hand-derived gradient agrees), and
-    the step it diverged at (None when it did not)."""
+    step it took, the step-0 gradient check (<= 1 when the hand-derived gradient agrees), the
+    step it diverged at (None when it did not), and each layer's mean query-key cosine at each
+    scored step (``alignment[k][l]``,
+    :meth:`~stats.training.transformer.Transformer.attention_alignment`)."""
 
     steps: tuple
     val_loss: tuple
@@ -52,6 +54,7 @@ class LanguageModelRun:
     train_loss: tuple
     gradient_check: float
     diverged_at: int | None
+    alignment: tuple = ()
 
     @property
     def final_val_loss(self):
@@ -203,11 +206,11 @@ def train_language_model(config, train_ids, val_ids, *, steps, lr, seed, optimiz
                                                          rng=np.random.default_rng(data_seq.spawn(1)[0])))
 
     def evaluate(m):
-        loss, _, info = m.loss_and_grads(val, grads=False)
-        return loss, tuple(info["max_logit"])
+        loss, _, info = m.loss_and_grads(val, grads=False, alignment=True)
+        return loss, tuple(info["max_logit"]), tuple(info["alignment"])
 
     scored, train_loss, diverged = train_transformer(
         model, lambda: (text_windows(train_ids, batch=batch, length=config.n_ctx, rng=data), None), evaluate,
         steps=steps, lr=lr, optimizer=optimizer, warmup=warmup, lr_multipliers=lr_multipliers, ends_only=ends_only)
     return LanguageModelRun(tuple(t for t, _ in scored), tuple(r[0] for _, r in scored), tuple(r[1] for _, r in scored),
-                            tuple(train_loss), float(check), diverged)
+                            tuple(train_loss), float(check), diverged, tuple(r[2] for _, r in scored))

@@ -373,13 +373,16 @@ class Transformer:
             raise ValueError(f"tokens must lie in [0, vocab = {self.config.vocab}); got {t.min()} to {t.max()}")
         return t
 
-    def loss_and_grads(self, tokens, *, grads=True, scored=None):
-        """``(loss, grads, info)`` on ``tokens`` (sequences of ``T + 1`` token ids: the model reads
+    def loss_and_grads(self, tokens, *, grads=True, scored=None, alignment=False):
+        r"""``(loss, grads, info)`` on ``tokens`` (sequences of ``T + 1`` token ids: the model reads
         the first T and predicts the next of each): the mean cross-entropy in nats over the
         ``scored`` predictions (a boolean (sequences, T) array; None: all), the gradient of every
         parameter (None when ``grads`` is False) and ``info``: ``max_logit``, each layer's largest
         |attention logit| (none without attention), and ``accuracy``, the share of scored
-        predictions whose largest logit is the target's."""
+        predictions whose largest logit is the target's.  With ``alignment`` True, ``info`` also
+        holds ``alignment``, each layer's mean query-key cosine (:meth:`attention_alignment`)."""
+        if not isinstance(alignment, bool):
+            raise TypeError(f"alignment must be True or False; got {alignment!r}")
         tokens = self.check_tokens(tokens, targets=True)
         x_in, y = tokens[:, :-1], tokens[:, 1:]
         scored = _scored_mask(scored, y.shape)
@@ -387,6 +390,8 @@ class Transformer:
         loss, dlogits = self.formulas.cross_entropy(logits, y, scored=scored)
         hit = logits.argmax(axis=-1) == y
         info = {"max_logit": tops, "accuracy": float(hit.mean() if scored is None else hit[scored].mean())}
+        if alignment:
+            info["alignment"] = self._alignment(saved, x_in.shape[1])
         if not grads:
             return loss, None, info
         return loss, self._backward(x_in, dlogits, hf, lnf, saved), info
@@ -394,6 +399,28 @@ class Transformer:
     def logits(self, tokens):
         """The next-token logits ``(sequences, positions, vocab)`` the model gives at every position of ``tokens``."""
         return self._forward(self.check_tokens(tokens, targets=False))[0]
+
+    def attention_alignment(self, tokens):
+        r"""Each layer's mean query-key cosine on ``tokens`` (sequences of at most ``n_ctx`` ids): over
+        sequences, heads and query positions i, :math:`\cos(q_i, k_{j^*})` with :math:`j^*` the key
+        that query weights most, q and k as the scores use them (after QK-norm's normalisation).
+        A trained head's logit is :math:`|q||k|\cos` over its scaling's divisor: the cosine says how
+        much of a logit's growth is alignment rather than length.  Empty without attention."""
+        _, saved, _ = self._stream(self.check_tokens(tokens, targets=False))
+        return self._alignment(saved, np.asarray(tokens).shape[1])
+
+    def _alignment(self, saved, T):
+        out = []
+        for _, att, _ in saved:
+            if att is None:
+                continue
+            Qa, Ka = att[4], att[5]
+            # The scale is positive, so the most-weighted key is the largest raw score's.
+            top = np.where(self.mask[:T, :T], Qa @ np.swapaxes(Ka, 1, 2), -np.inf).argmax(axis=-1)
+            k = np.take_along_axis(Ka, top[..., None], axis=1)
+            cos = np.sum(Qa * k, axis=-1) / np.maximum(np.linalg.norm(Qa, axis=-1) * np.linalg.norm(k, axis=-1), 1e-30)
+            out.append(float(np.mean(cos, dtype=np.float64)))
+        return out
 
     def residual_and_logits(self, tokens):
         """``(residual, logits)``: the residual stream ``(sequences, positions, d_model)`` after the last

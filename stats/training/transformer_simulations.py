@@ -290,11 +290,14 @@ class TextSweepSim(Simulation):
     ``beats_bigram_at_{i}``, 1 when that loss is below the bigram model's on the same windows;
     ``logit_at_{i}``, the largest |attention logit| over the layers at the end (a run is scored at
     steps 0 and ``steps`` only, so for a run that diverged this is its step-0 logit);
-    ``diverged_at_{i}``, 1 when it diverged.  Over the grid: ``initial_loss`` (the same at every
-    rate: the same model), ``best_log_lr`` (:math:`\log_{10}` of the rate with the smallest loss),
-    ``best_loss``, ``beats_bigram_best`` and ``logit_best`` (the own-best-rate protocol, per
-    seed), and ``gradient_error``, the step-0 gradient check (<= 1 when the hand-derived gradient
-    agrees).
+    ``cosine_at_{i}``, the mean query-key cosine over the layers at the end (each query with the key
+    it weights most, :meth:`~stats.training.transformer.Transformer.attention_alignment`; step 0's
+    for a run that diverged); ``diverged_at_{i}``, 1 when it diverged.  Over the grid:
+    ``initial_loss`` and ``initial_cosine`` (step 0's, the same at every rate: the same model),
+    ``best_log_lr`` (:math:`\log_{10}` of the rate with the smallest loss), ``best_loss``,
+    ``beats_bigram_best``, ``logit_best`` and ``cosine_best`` (the own-best-rate protocol, per
+    seed), and ``gradient_error``, the step-0 gradient check (<= 1 when the hand-derived
+    gradient agrees).
     """
 
     d_model: int
@@ -312,18 +315,22 @@ class TextSweepSim(Simulation):
         check_integer(self.steps, "steps", maximum=100_000)
         check_integer(self.batch, "batch", maximum=4096)
         check_warmup(self.warmup, self.steps)
-        _ = self.config  # validates the width, heads, context, scaling and mup_base
+        # The width, heads, context, scaling and mup_base, checked over a stand-in vocabulary: the
+        # plays are read (half a second) only by a process that plans or trains, not by every import.
+        self._config_over(2)
+
+    def _config_over(self, vocab):
+        return TransformerConfig(vocab, self.n_ctx, self.d_model, self.n_heads, scaling=self.scaling, mup_base=self.mup_base)
 
     @property
     def config(self):
         """The model's :class:`~stats.training.transformer.TransformerConfig` over the plays' vocabulary."""
-        return TransformerConfig(len(shakespeare_ids()[2]), self.n_ctx, self.d_model, self.n_heads, scaling=self.scaling,
-                                 mup_base=self.mup_base)
+        return self._config_over(len(shakespeare_ids()[2]))
 
     @property
     def statistics(self):
-        per_point = ("loss_at", "beats_bigram_at", "logit_at", "diverged_at")
-        return (("initial_loss", "best_log_lr", "best_loss", "beats_bigram_best", "logit_best", "gradient_error")
+        per_point = ("loss_at", "beats_bigram_at", "logit_at", "cosine_at", "diverged_at")
+        return (("initial_loss", "initial_cosine", "best_log_lr", "best_loss", "beats_bigram_best", "logit_best", "cosine_best", "gradient_error")
                 + tuple(f"{what}_{i}" for what in per_point for i in range(len(self.lrs))))
 
     @property
@@ -377,13 +384,16 @@ class TextSweepSim(Simulation):
                 out[f"loss_at_{i}"][r] = losses[i]
                 out[f"beats_bigram_at_{i}"][r] = float(losses[i] < floor)
                 out[f"logit_at_{i}"][r] = max(run.max_logit[-1])
+                out[f"cosine_at_{i}"][r] = float(np.mean(run.alignment[-1]))
                 out[f"diverged_at_{i}"][r] = float(diverged)
                 if i == 0:
                     out["gradient_error"][r] = run.gradient_check
                     out["initial_loss"][r] = run.val_loss[0]
+                    out["initial_cosine"][r] = float(np.mean(run.alignment[0]))
             best = int(np.argmin(losses))
             out["best_log_lr"][r] = math.log10(self.lrs[best])
             out["best_loss"][r] = losses[best]
             out["beats_bigram_best"][r] = float(losses[best] < floor)
             out["logit_best"][r] = out[f"logit_at_{best}"][r]
+            out["cosine_best"][r] = out[f"cosine_at_{best}"][r]
         return out

@@ -100,20 +100,21 @@ CONTROL_ON_TEXT = Erratum(
 def _text_checks(profile_name):
     checks = [
         share(f"1/sqrt(d_k), lr={TEXT_SHARED_LR:g} (its best of the pilot), {_TEXT_SETUP}", _USES_CONTEXT,
-              Measure(text_sim("sqrt", (TEXT_SHARED_LR,)), "beats_bigram_at_0"), target=RECALL_SHARE_TARGET),
+              Measure(text_sim("sqrt", (TEXT_SHARED_LR,)), "beats_bigram_at_0"), target=RECALL_SHARE_TARGET,
+              macro="textScaledShare"),
         share(f"unscaled, at the scaled model's lr={TEXT_SHARED_LR:g}, {_TEXT_SETUP}", _CANNOT,
               Measure(text_sim("none", (TEXT_SHARED_LR,)), "beats_bigram_at_0"), target=RECALL_SHARE_TARGET,
-              protocol=SHARED_RATE),
+              protocol=SHARED_RATE, macro="textUnscaledShare"),
     ]
     if profile_name == "full":
         grid = ", ".join(f"{v:g}" for v in TEXT_CLAIM_GRID)
         checks += [
             share(f"unscaled, its own best lr of {grid}, {_TEXT_SETUP}", _CANNOT,
                   Measure(text_sim("none", TEXT_CLAIM_GRID), "beats_bigram_best"), target=RECALL_SHARE_TARGET,
-                  protocol=OWN_BEST),
+                  protocol=OWN_BEST, macro="textUnscaledOwnBestShare"),
             share(f"folded control (no division, W_Q / sqrt(d_k)), its own best lr of {grid}, {_TEXT_SETUP}", _USES_CONTEXT,
                   Measure(text_sim("t5", TEXT_CLAIM_GRID), "beats_bigram_best"), target=RECALL_SHARE_TARGET,
-                  protocol=OWN_BEST, erratum=CONTROL_ON_TEXT),
+                  protocol=OWN_BEST, erratum=CONTROL_ON_TEXT, macro="textControlOwnBestShare"),
         ]
     return tuple(checks)
 
@@ -187,9 +188,10 @@ def recall_claim():
             "share of runs that solve the task: scaled > 1/2; unscaled <= 0.1 (shared rate)",
             (
                 share(_recall_label("sqrt"), Stated.at_least("the scaled model learns: share > 1/2", 0.5),
-                      Measure(recall_sim("sqrt"), "solved"), target=RECALL_SHARE_TARGET),
+                      Measure(recall_sim("sqrt"), "solved"), target=RECALL_SHARE_TARGET, macro="recallScaledShare"),
                 share(_recall_label("none"), Stated.at_most("cannot learn: share <= 0.1", 0.1),
-                      Measure(recall_sim("none"), "solved"), target=RECALL_SHARE_TARGET, protocol=SHARED_RATE),
+                      Measure(recall_sim("none"), "solved"), target=RECALL_SHARE_TARGET, protocol=SHARED_RATE,
+                      macro="recallUnscaledShare"),
             ),
         )
     )
