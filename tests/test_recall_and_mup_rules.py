@@ -179,6 +179,6 @@ def test_recall_sim_rows_are_runs_and_bad_fields_are_refused():
     out = sim.run_block(simulation_seed(3, sim.key), 0, 1, FORMULAS, None)
     assert set(out) == set(sim.statistics) and out["gradient_error"][0] <= 1
     assert out["solved"][0] in (0.0, 1.0) and 0 < out["steps_to_solve"][0] <= 40
-    for kw, name in ((dict(pairs=9), "pairs"), (dict(warmup=40), "warmup"), (dict(lr=2.0), "lr"), (dict(scaling="additive"), "scaling")):
+    for kw, name in ((dict(pairs=9), "pairs"), (dict(warmup=40), "warmup"), (dict(lr=2.0), "lr"), (dict(scaling="bilinear"), "scaling")):
         with pytest.raises((ValueError, TypeError), match=name):
             RecallSim(16, **{**dict(vocab=16, length=16, pairs=1, steps=40), **kw})

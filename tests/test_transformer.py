@@ -228,8 +228,12 @@ def _torch_loss(model, tokens):
         if c.scaling == "qknorm":
             q = F.normalize(q, dim=-1) * P[f"{i}.gain"][None, :, None, None]
             k = F.normalize(k, dim=-1)
-        scale = {"none": 1.0, "sqrt": 1 / math.sqrt(dk), "mup": 1 / dk, "qknorm": 1.0, "t5": 1.0}[c.scaling]
-        o = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=scale)
+        if c.scaling == "additive":  # s_ij = v_h . tanh(q_i + k_j), masked, softmax
+            s = torch.tanh(q[:, :, :, None, :] + k[:, :, None, :, :]) @ P[f"{i}.v"][None, :, None, :, None]
+            o = torch.softmax(s[..., 0].masked_fill(~mask, -math.inf), dim=-1) @ v
+        else:
+            scale = {"none": 1.0, "sqrt": 1 / math.sqrt(dk), "mup": 1 / dk, "qknorm": 1.0, "t5": 1.0}[c.scaling]
+            o = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=scale)
         x = x + o.transpose(1, 2).reshape(B, T, -1) @ P[f"{i}.wo"]
         if c.mlp:
             h2 = F.layer_norm(x, (c.d_model,), P[f"{i}.ln2.g"], P[f"{i}.ln2.b"], eps=1e-5)
@@ -260,7 +264,7 @@ def test_every_gradient_matches_pytorch_autograd(scaling, mlp):
 
 @pytest.mark.parametrize("kw, name", [
     (dict(n_heads=3), "n_heads"), (dict(n_heads=0), "n_heads"), (dict(vocab=1), "vocab"), (dict(n_ctx=1), "n_ctx"),
-    (dict(n_layers=0), "n_layers"), (dict(d_model=2.5), "d_model"), (dict(scaling="additive"), "scaling"),
+    (dict(n_layers=0), "n_layers"), (dict(d_model=2.5), "d_model"), (dict(scaling="bilinear"), "scaling"),
     (dict(dtype="float16"), "dtype"),
 ])
 def test_a_shape_the_model_cannot_honour_is_refused_by_name(kw, name):

@@ -142,6 +142,12 @@ class Scaling:
         dQ, dK, grads = self.input_grads(params, dQa, dKa, cache)
         return A, dQ, dK, grads, max_logit
 
+    def score_grads(self, params, dS, cache):
+        """For logits that are not a product: ``(dQ, dK, grads)`` from the score gradient ``dS`` and what
+        :meth:`scores` returned beside the logits (a transformer's causal layer calls it)."""
+        raise NotImplementedError(f"{type(self).__name__}'s logits are not a product: it must define score_grads "
+                                  "to run in a transformer")
+
     def flops(self, n_keys, d_model, d_k):
         """Multiply-adds of one training step of one run: projections, scores, output and their gradients."""
         T, m, d = n_keys, d_model, d_k
@@ -239,10 +245,14 @@ class Additive(Scaling):
         S, H = self.scores(params, Q, K, scale=scale, formulas=formulas)
         A = softmax(S)
         dA = d_output(A @ V) @ np.swapaxes(V, 1, 2)
-        dS = formulas.softmax_vjp(A, dA)
-        v = params["v"]
-        dU = dS[..., None] * v[:, None, None, :] * (1.0 - H * H)
-        return A, dU.sum(axis=2), dU.sum(axis=1), {"v": np.einsum("rij,rijd->rd", dS, H)}, np.abs(S).max(axis=(1, 2))
+        dQ, dK, grads = self.score_grads(params, formulas.softmax_vjp(A, dA), H)
+        return A, dQ, dK, grads, np.abs(S).max(axis=(1, 2))
+
+    def score_grads(self, params, dS, H):
+        """``(dQ, dK, {"v": dv})`` from the score gradient ``dS`` and the pre-activations ``H`` that
+        :meth:`scores` returned (a masked score has :math:`dS_{ij} = 0`, so it adds nothing)."""
+        dU = dS[..., None] * params["v"][:, None, None, :] * (1.0 - H * H)
+        return dU.sum(axis=2), dU.sum(axis=1), {"v": np.einsum("rij,rijd->rd", dS, H)}
 
     def extra_bytes(self, n_keys, d_k):
         return 4 * 8 * n_keys**2 * d_k  # the (T, T, d_k) pre-activations and their gradient

@@ -16,7 +16,9 @@ in nats per token.  Each of the H heads of a layer computes :math:`Q_h = h W_Q^{
 :math:`O_h = \operatorname{softmax}(S_h) V_h`, with the section's own forward and backward pass
 (:func:`~stats.exact.attention.scaled_dot_product_attention`,
 :func:`~stats.exact.attention.attention_backward`, which recomputes the forward from Q, K and V
-as FlashAttention does); the heads are concatenated and projected by :math:`W_O`.  The MLP is
+as FlashAttention does; additive attention, whose scores are not a product, keeps its weights
+and runs its own backward through the section's softmax vector-Jacobian product); the heads are
+concatenated and projected by :math:`W_O`.  The MLP is
 :math:`\mathrm{GELU}(h W_1 + b_1) W_2 + b_2` with a four-fold hidden width and GPT-2's tanh GELU.
 
 Initialisation (drawn in float64 from one generator, then rounded to the model's ``dtype``):
@@ -35,11 +37,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from types import SimpleNamespace
+from typing import NamedTuple
 
 import numpy as np
 
 from .._validation import as_real_array, check_finite, check_integer, check_positive
-from ..exact.attention import attention_backward, scaled_dot_product_attention
+from ..exact.attention import attention_backward, scaled_dot_product_attention, softmax, softmax_vjp
 from .arrays import check_dtype
 from .scalings import qk_normalize, scaling_named, t5_fold_divisor
 
@@ -58,9 +61,10 @@ __all__ = [
 
 #: LayerNorm's epsilon (PyTorch's default).
 LAYER_NORM_EPS = 1e-5
-#: The scalings a causal layer takes: those whose logits are :math:`c\,Q_aK_a^\top` (additive
-#: attention has no masked backward here).
-TRANSFORMER_SCALINGS = ("none", "sqrt", "mup", "qknorm", "t5")
+#: The scalings a causal layer takes: every one of the registry.  Those whose logits are
+#: :math:`c\,Q_aK_a^\top` run the section's forward and backward pass; additive attention its own
+#: (:class:`~stats.training.scalings.Additive`), its masked scores getting no gradient.
+TRANSFORMER_SCALINGS = ("none", "sqrt", "mup", "qknorm", "t5", "additive")
 _GELU_A = math.sqrt(2.0 / math.pi)
 _GELU_B = 0.044715
 
@@ -263,6 +267,22 @@ class TransformerConfig:
         return self.d_model // self.n_heads
 
 
+class _Attended(NamedTuple):
+    """What a layer's attention keeps for its backward pass (``A`` only where the scores are not a
+    product: the section's backward recomputes the weights from Q and K)."""
+
+    h: np.ndarray
+    Q: np.ndarray
+    K: np.ndarray
+    V: np.ndarray
+    Qa: np.ndarray
+    Ka: np.ndarray
+    cache: object
+    O: np.ndarray
+    A: np.ndarray | None
+    logits: np.ndarray
+
+
 class Transformer:
     """The parameters of one model (``params``, by name) and its loss and gradients by hand
     (module docstring).  ``rng`` draws the initialisation; ``formulas`` (a :class:`stats.Formulas`,
@@ -285,8 +305,8 @@ class Transformer:
             # Per head (H, 3, D, d_k), as a single head draws it, so the scaling changes it as it does
             # there; drawn for the control too, so its other parameters are the attention model's.
             W = rng.standard_normal((H, 3, D, dk)) / math.sqrt(D)
-            # No transformer scaling draws at initialisation (QK-norm's gain is a constant per head).
-            extra = self.scaling.initialise(W, [None] * H, d_k=dk, n_keys=c.n_ctx, formulas=self.formulas)
+            # Only additive attention draws here (its v, one per head, after W); QK-norm's gain is a constant.
+            extra = self.scaling.initialise(W, [rng] * H, d_k=dk, n_keys=c.n_ctx, formulas=self.formulas)
             wo = rng.standard_normal((D, D)) / math.sqrt(D)
             if c.attention:
                 for j, name in enumerate(("wq", "wk", "wv")):
@@ -328,28 +348,41 @@ class Transformer:
 
     def _scaling_params(self, i, B):
         """The scaling's own parameters of layer ``i``, one per (sequence, head) row of the batch."""
-        return {k: np.tile(self.params[f"{i}.{k}"], B) for k in self.scaling.trains}
+        return {k: np.tile(p, (B,) + (1,) * (p.ndim - 1)) for k in self.scaling.trains for p in (self.params[f"{i}.{k}"],)}
 
     def _attention(self, i, h):
         B, T, _ = h.shape
         Q, K, V = (self._heads(h @ self.params[f"{i}.{n}"]) for n in ("wq", "wk", "wv"))
         _check_finite_activations(Q, K, V)
-        Qa, Ka, cache = self.scaling.attention_inputs(self._scaling_params(i, B), Q, K, self.formulas)
-        mask = self.mask[:T, :T]
-        O, A = scaled_dot_product_attention(Qa, Ka, V, mask, scale=self.scale, return_weights=True)
-        logits = self.scale * (Qa @ np.swapaxes(Ka, 1, 2))
+        params, mask = self._scaling_params(i, B), self.mask[:T, :T]
+        if self.scaling.dot_product:
+            Qa, Ka, cache = self.scaling.attention_inputs(params, Q, K, self.formulas)
+            O, A = scaled_dot_product_attention(Qa, Ka, V, mask, scale=self.scale, return_weights=True)
+            logits = self.scale * (Qa @ np.swapaxes(Ka, 1, 2))
+        else:  # additive: its own scores, the causal mask, the section's softmax; the backward needs A
+            logits, cache = self.scaling.scores(params, Q, K, scale=self.scale, formulas=self.formulas)
+            A = softmax(np.where(mask, logits, -np.inf))
+            Qa, Ka, O = Q, K, A @ V
         top = float(np.abs(np.where(mask, logits, 0)).max())
-        return self._merge(O, B) @ self.params[f"{i}.wo"], (h, Q, K, V, Qa, Ka, cache, O), top
+        saved = _Attended(h, Q, K, V, Qa, Ka, cache, O, None if self.scaling.dot_product else A, logits)
+        return self._merge(O, B) @ self.params[f"{i}.wo"], saved, top
 
     def _attention_backward(self, i, dout, saved, grads):
-        h, Q, K, V, Qa, Ka, cache, O = saved
+        h, V, O = saved.h, saved.V, saved.O
         B, T, _ = h.shape
         grads[f"{i}.wo"] = _matrix_grad(self._merge(O, B), dout)
         dO = self._heads(dout @ self.params[f"{i}.wo"].T)
-        dQa, dKa, dV = attention_backward(Qa, Ka, V, dO, self.mask[:T, :T], scale=self.scale)
-        dQ, dK, own = self.scaling.input_grads(self._scaling_params(i, B), dQa, dKa, cache)
+        params = self._scaling_params(i, B)
+        if self.scaling.dot_product:
+            dQa, dKa, dV = attention_backward(saved.Qa, saved.Ka, V, dO, self.mask[:T, :T], scale=self.scale)
+            dQ, dK, own = self.scaling.input_grads(params, dQa, dKa, saved.cache)
+        else:
+            A = saved.A
+            dV = np.swapaxes(A, 1, 2) @ dO
+            dS = self.formulas.softmax_vjp(A, dO @ np.swapaxes(V, 1, 2))
+            dQ, dK, own = self.scaling.score_grads(params, dS, saved.cache)
         for k, g in own.items():
-            grads[f"{i}.{k}"] = g.reshape(B, -1).sum(axis=0)
+            grads[f"{i}.{k}"] = g.reshape(B, *self.params[f"{i}.{k}"].shape).sum(axis=0)
         dh = 0
         for name, d in (("wq", dQ), ("wk", dK), ("wv", dV)):
             d = self._merge(d, B)
@@ -414,9 +447,9 @@ class Transformer:
         for _, att, _ in saved:
             if att is None:
                 continue
-            Qa, Ka = att[4], att[5]
-            # The scale is positive, so the most-weighted key is the largest raw score's.
-            top = np.where(self.mask[:T, :T], Qa @ np.swapaxes(Ka, 1, 2), -np.inf).argmax(axis=-1)
+            Qa, Ka = att.Qa, att.Ka
+            # Softmax is monotone: the most-weighted key is the largest logit's.
+            top = np.where(self.mask[:T, :T], att.logits, -np.inf).argmax(axis=-1)
             k = np.take_along_axis(Ka, top[..., None], axis=1)
             cos = np.sum(Qa * k, axis=-1) / np.maximum(np.linalg.norm(Qa, axis=-1) * np.linalg.norm(k, axis=-1), 1e-30)
             out.append(float(np.mean(cos, dtype=np.float64)))
@@ -500,4 +533,4 @@ def _matrix_grad(inputs, d_out):
 #: The model's own formulas: what its backward calls and a scaling's own steps call (the fields of
 #: :class:`stats.Formulas` that the model reads, which a mutant replaces).
 _PIECES = SimpleNamespace(qk_normalize=qk_normalize, t5_fold_divisor=t5_fold_divisor, layer_norm_backward=layer_norm_backward,
-                          embedding_backward=embedding_backward, cross_entropy=cross_entropy)
+                          embedding_backward=embedding_backward, cross_entropy=cross_entropy, softmax_vjp=softmax_vjp)

@@ -56,6 +56,13 @@ def _transformer_uses(scaling):
     return (*s.backward_uses, *s.uses, "layer_norm_backward", "embedding_backward", "cross_entropy", "adam_update")
 
 
+def _score_work(scaling, T, D):
+    """Multiply-adds (or their time's worth) a token spends on one layer's scores and weighted sum: 2 T D
+    for a product; for additive attention's (T, T, d_k) tanh and its backward about 36 T D, from a
+    step of the recall model at T = d_k = 64 that took six times the scaled model's."""
+    return (2 if SCALINGS[scaling].dot_product else 36) * T * D
+
+
 def _check_adam_lr(lr, name="lr"):
     """``lr`` a number in (0, 1]: an Adam step moves every entry by about lr."""
     if isinstance(lr, bool) or not isinstance(lr, (int, float)):
@@ -133,7 +140,7 @@ class CoordinateCheckSim(Simulation):
     def cost(self):
         """Multiply-adds of a step (2 layers of the four D x D projections, an MLP's 8 D^2, the scores), batch 8."""
         D, T = self.d_model, COORDINATE_CONTEXT
-        per_token = 2 * (4 + 8 * self.mlp) * D * D + 2 * 2 * T * D + D * COORDINATE_VOCAB
+        per_token = 2 * (4 + 8 * self.mlp) * D * D + 2 * _score_work(self.scaling, T, D) + D * COORDINATE_VOCAB
         return 3.0 * 8 * T * per_token
 
     @property
@@ -231,7 +238,7 @@ class RecallSim(Simulation):
     def cost(self):
         """Multiply-adds of the whole budget: a step's four D x D projections and scores a layer, and the read-out."""
         D, T = self.d_model, self.length
-        per_token = self.n_layers * (4 * D * D + 2 * T * D) + D * self.vocab
+        per_token = self.n_layers * (4 * D * D + _score_work(self.scaling, T, D)) + D * self.vocab
         return 3.0 * self.steps * self.batch * T * per_token
 
     @property
@@ -353,7 +360,7 @@ class TextSweepSim(Simulation):
         """Multiply-adds of a row: every rate's steps (two layers of the four D x D projections, an MLP's
         8 D^2, the scores, the read-out), forward and backward."""
         D, T = self.d_model, self.n_ctx
-        per_token = 2 * 12 * D * D + 2 * 2 * T * D + D * len(shakespeare_ids()[2])
+        per_token = 2 * 12 * D * D + 2 * _score_work(self.scaling, T, D) + D * len(shakespeare_ids()[2])
         return 3.0 * len(self.lrs) * self.steps * self.batch * T * per_token
 
     @property

@@ -34,7 +34,8 @@ RECALL_SHARE_TARGET = 0.45
 
 def _gradient_sims():
     return tuple(CoordinateCheckSim(GRADIENT_WIDTH, scaling, base, steps=1, check_gradient=True)
-                 for scaling, base in (("none", None), ("sqrt", None), ("qknorm", None), ("t5", None), ("mup", MODEL_MUP_BASE)))
+                 for scaling, base in (("none", None), ("sqrt", None), ("qknorm", None), ("t5", None), ("mup", MODEL_MUP_BASE),
+                                       ("additive", None)))
 
 
 def coordinate_sim(scaling, mup_base):
@@ -147,7 +148,7 @@ BASE_CLAIMS = (
         "attention (the section's forward and backward, each head), GELU MLPs, a final LayerNorm, a read-out and a "
         "cross-entropy that counts only the scored positions, the hand-derived gradient of every parameter is the "
         "derivative of the loss, for every scaling of the scores (none, 1/sqrt(d_k), 1/d_k with muP's read-out, "
-        "QK-norm, T5's folding).",
+        "QK-norm, T5's folding) and for additive attention, whose backward is its own.",
         "|FD_u L - ||G||| <= 1e-6 max(||G||, |FD_u L|), u = G/||G|| over all parameters, float64, at step 0",
         tuple(identity(f"{sim.scaling}{', muP base ' + str(sim.mup_base) if sim.mup_base else ''}, d_model={sim.d_model}, "
                        f"{sim.d_model // 32} heads, 2 layers", Measure(sim, "gradient_error"), rows=GRADIENT_ROWS)
