@@ -25,6 +25,9 @@ expected value beyond the true formulas', in units of the check's MCSE, at the d
 level).  A mutant caught only by a Kolmogorov-Smirnov check gets no declared power from
 that check (its shift is not a mean), which makes its test vacuous: the README says so.  A one-sided exact binomial
 test at :data:`CALIBRATION_ALPHA` (Holm over mutants) decides.
+
+A seed draws only what these numbers read (:func:`_one_seed`): the null checks' simulations,
+and each mutant's touched ones in the verify's tiers, stopping at a deterministic catch.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ from .checks import CORRECTION_SUFFIX
 from .defaults import DEFAULT_SEED
 from .simulating import simulate
 from .evaluation import evaluate, failing, statistical_rows
-from .mutant_runner import affected_checks, touched_simulations
+from .mutant_runner import affected_checks, mutant_tiers, touched_simulations
 from .planning import plan
 from .verdicts import ERROR
 
@@ -125,36 +128,65 @@ _STATE = None
 
 
 def _one_seed(root):
-    """One seed's p-values of the null checks, and per mutant: caught, shift per check, exact failure."""
+    """One seed's p-values of the null checks, and per mutant: caught, shift per check, exact failure.
+
+    Only what the numbers read is drawn: the null checks' simulations, and for each mutant the
+    touched simulations tier by tier, cheapest check first (:func:`mutant_tiers`), with the
+    untouched ones its checks read drawn once under the true formulas when first needed.  A
+    mutant stops at the first tier where a deterministic check (exact, identity, a sentence, or
+    an ``ERROR``) fails: it is caught on this seed, and its declared power is 1 whatever its
+    shifts.  A mutant not caught that way is evaluated on all its affected checks, as a full
+    draw would, for its catch and its shifts; so every number is the one the whole plan's draw
+    gives, without drawing what no number reads.
+    """
     the_plan, mutants, null, scheduler = _STATE
-    results = simulate(the_plan, seed=root, workers=1, scheduler=scheduler)
+    drawn = {}
+
+    def truth(checks):
+        """This seed's draws under the true formulas of what ``checks`` read (drawn when first needed)."""
+        missing = {ms.sim.key for p in checks for ms in p.check.measures} - drawn.keys()
+        if missing:
+            drawn.update(simulate(the_plan, seed=root, workers=1, scheduler=scheduler, only=missing))
+        return drawn
+
     cache = {}
-    table = evaluate(the_plan, results, cache=cache).iloc[:len(the_plan.checks)]  # the checks' rows, not the sentences'
+    null_part = the_plan.part([the_plan.checks[i] for i in null])
+    pvalues = evaluate(null_part, truth(null_part.checks), cache=cache)["p_value"].to_numpy(dtype=float)[:len(null)]
     shiftable = np.array([p.check.power_from_shift for p in the_plan.checks])
-    true_shift = (table["estimate"] - table["expected"]).to_numpy(dtype=float)
+    index = {(p.claim.id, p.check.label): i for i, p in enumerate(the_plan.checks)}
     caught = np.zeros(len(mutants), dtype=bool)
     exact_fail = np.zeros(len(mutants), dtype=bool)
-    shift = np.zeros((len(mutants), len(table)))
-    index = {(p.claim.id, p.check.label): i for i, p in enumerate(the_plan.checks)}
+    shift = np.zeros((len(mutants), len(the_plan.checks)))
+    mcse = np.full(len(the_plan.checks), np.nan)
     for j, m in enumerate(mutants):
         touched = touched_simulations(the_plan, m.formulas)
-        mutated = dict(results)
-        if touched:
-            mutated.update(simulate(the_plan, seed=root, formulas=m.formulas, workers=1, scheduler=scheduler, only=touched))
         affected = affected_checks(the_plan, m.formulas, touched)
-        part = the_plan.part(affected)
-        mt = evaluate(part, mutated, formulas=m.formulas, cache=cache)
-        bad = failing(mt, part)
-        caught[j] = len(bad) > 0
-        # Deterministic catches: an exact check, an identity violated on the rows, or an ERROR (NaN).
-        decided = ~np.array(statistical_rows(mt, part), dtype=bool)[bad.index.to_numpy()]
-        exact_fail[j] = bool((decided | (bad["verdict"] == ERROR).to_numpy()).any())
-        # What the mutant moves: its estimate-minus-expected beyond the true formulas' own.
-        rows = np.array([index[p.claim.id, p.check.label] for p in affected], dtype=int)
-        d = (mt["estimate"] - mt["expected"]).to_numpy(dtype=float)[:len(rows)] - true_shift[rows]
-        shift[j, rows] = np.where(shiftable[rows] & np.isfinite(d), d, 0.0)
-    mcse = np.where(shiftable, table["mcse"].to_numpy(dtype=float), np.nan)
-    return table["p_value"].to_numpy(dtype=float)[null], caught, shift, exact_fail, mcse
+        mutated, done = {}, set()
+        for tier in mutant_tiers(the_plan, touched):
+            if tier:
+                mutated.update(simulate(the_plan, seed=root, formulas=m.formulas, workers=1, scheduler=scheduler,
+                                        only=set(tier)))
+                done |= set(tier)
+            ready = [p for p in affected if all(ms.sim.key not in touched or ms.sim.key in done for ms in p.check.measures)]
+            part = the_plan.part(ready)
+            untouched = [p for p in ready if any(ms.sim.key not in touched for ms in p.check.measures)]
+            mt = evaluate(part, {**truth(untouched), **mutated}, formulas=m.formulas, cache=cache)
+            bad = failing(mt, part)
+            decided = ~np.array(statistical_rows(mt, part), dtype=bool)[bad.index.to_numpy()]
+            if bool((decided | (bad["verdict"] == ERROR).to_numpy()).any()):
+                caught[j] = exact_fail[j] = True
+                break
+        else:
+            caught[j] = len(bad) > 0
+            # What the mutant moves: its estimate-minus-expected beyond the true formulas' own.
+            true_table = evaluate(part, truth(part.checks), cache=cache)
+            rows = np.array([index[p.claim.id, p.check.label] for p in part.checks], dtype=int)
+            n = len(rows)
+            d = ((mt["estimate"] - mt["expected"]).to_numpy(dtype=float)[:n]
+                 - (true_table["estimate"] - true_table["expected"]).to_numpy(dtype=float)[:n])
+            shift[j, rows] = np.where(shiftable[rows] & np.isfinite(d), d, 0.0)
+            mcse[rows] = np.where(shiftable[rows], true_table["mcse"].to_numpy(dtype=float)[:n], np.nan)
+    return pvalues, caught, shift, exact_fail, mcse
 
 
 def _holm(p):
