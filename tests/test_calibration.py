@@ -65,3 +65,20 @@ def test_a_seed_draws_only_what_its_numbers_read_and_gets_the_same_numbers():
         np.testing.assert_array_equal(shift[j], ref_shift[j])
         moved = shift[j] != 0
         np.testing.assert_array_equal(mcse[moved], ref_mcse[moved])
+
+
+def test_a_catch_by_a_check_that_draws_nothing_is_taken_once_for_every_seed():
+    """A planted mistake in the backward pass fails a SymPy proof, which draws nothing: the calibration
+    takes that catch once, and it is what a seed's own evaluation finds; a mistake only drawn checks
+    can see is left to the seeds."""
+    the_plan = plan(select="proof-backward,raw-variance-width", n_factor=0.02)
+    by_name = {m.name: m for m in MUTANTS}
+    assert calibration._caught_without_draws(the_plan, by_name["proof-ds-sign"])
+    assert not calibration._caught_without_draws(the_plan, by_name["variance-off-2pct"])
+    assert not calibration._caught_without_draws(the_plan, by_name["variance-dk-squared"])  # caught, but by draws
+    calibration._STATE = (the_plan, (by_name["proof-ds-sign"],), calibration._null_checks(the_plan), None)
+    try:
+        _, caught, _, exact, _ = calibration._one_seed(calibration.calibration_seeds(7, 2)[0])
+    finally:
+        calibration._STATE = None
+    assert caught.tolist() == [True] and exact.tolist() == [True]

@@ -27,7 +27,9 @@ that check (its shift is not a mean), which makes its test vacuous: the README s
 test at :data:`CALIBRATION_ALPHA` (Holm over mutants) decides.
 
 A seed draws only what these numbers read (:func:`_one_seed`): the null checks' simulations,
-and each mutant's touched ones in the verify's tiers, stopping at a deterministic catch.
+and each mutant's touched ones in the verify's tiers, stopping at a deterministic catch.  A
+mutant that a check drawing nothing catches (a proof, an exact value) is caught on every seed
+alike, and is evaluated once (:func:`_caught_without_draws`).
 """
 
 from __future__ import annotations
@@ -84,8 +86,12 @@ def calibrate(*, seeds=200, n_factor=0.02, seed=DEFAULT_SEED, mutants=None, work
     roots = calibration_seeds(seed, seeds)
     the_plan = plan(seed=seed, n_factor=n_factor, workers=workers)
     null = _null_checks(the_plan)
+    mutants = tuple(mutants)
+    # A catch by a check that draws nothing (a proof, an exact value) is the same on every seed.
+    everywhere = [_caught_without_draws(the_plan, m) for m in mutants]
+    seeded = [j for j, e in enumerate(everywhere) if not e]
     global _STATE
-    _STATE = (the_plan, tuple(mutants), null, scheduler)
+    _STATE = (the_plan, tuple(mutants[j] for j in seeded), null, scheduler)
     try:
         bar = tqdm(total=len(roots), desc="calibration seeds", disable=None if progress else True)
         if workers > 1 and scheduler is None:
@@ -109,9 +115,12 @@ def calibrate(*, seeds=200, n_factor=0.02, seed=DEFAULT_SEED, mutants=None, work
     finally:
         _STATE = None
     pv = np.array([p[0] for p in parts])
-    caught = np.array([p[1] for p in parts])
-    shift = np.array([p[2] for p in parts])
-    exact_fail = np.any([p[3] for p in parts], axis=0)
+    caught = np.ones((len(roots), len(mutants)), dtype=bool)
+    caught[:, seeded] = np.array([p[1] for p in parts]).reshape(len(roots), len(seeded))
+    shift = np.zeros((len(roots), len(mutants), len(the_plan.checks)))
+    shift[:, seeded] = np.array([p[2] for p in parts]).reshape(len(roots), len(seeded), len(the_plan.checks))
+    exact_fail = np.array(everywhere)
+    exact_fail[seeded] = np.any(np.array([p[3] for p in parts]).reshape(len(roots), len(seeded)), axis=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # checks without an MCSE (exact, identity) stay NaN
         mcse = np.nanmean(np.array([p[4] for p in parts]), axis=0)
@@ -125,6 +134,20 @@ def calibrate(*, seeds=200, n_factor=0.02, seed=DEFAULT_SEED, mutants=None, work
 
 
 _STATE = None
+
+
+def _caught_without_draws(the_plan, mutant):
+    """Whether a check of the plan that draws nothing (:attr:`~stats.claims.checks.Check.draws`) fails
+    deterministically under ``mutant``: then it does on every seed, and no seed need show it."""
+    touched = touched_simulations(the_plan, mutant.formulas)
+    free = [p for p in affected_checks(the_plan, mutant.formulas, touched) if not p.check.draws]
+    if not free:
+        return False
+    part = the_plan.part(free)
+    table = evaluate(part, {}, formulas=mutant.formulas).iloc[:len(free)]  # the checks' rows, not the sentences'
+    bad = failing(table, part)
+    decided = ~np.array(statistical_rows(table, part), dtype=bool)[bad.index.to_numpy()]
+    return bool((decided | (bad["verdict"] == ERROR).to_numpy()).any())
 
 
 def _one_seed(root):
