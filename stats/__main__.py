@@ -113,9 +113,12 @@ def _cmd_calibrate(args, parser):
     scheduler = cli.dask_client(args.scheduler, parser)
     t0 = time.perf_counter()
     try:
+        from .tuning import cache_dir
+
+        # Each finished seed is kept, so a run stopped part-way resumes from the seeds it finished.
         checks, mutants, pvalues = calibrate(
             seeds=args.seeds, n_factor=args.n_factor, seed=args.seed, workers=args.workers, scheduler=scheduler,
-            progress=not args.no_progress,
+            progress=not args.no_progress, resume=cache_dir() / "calibration",
         )
     finally:
         if scheduler is not None:
@@ -192,11 +195,11 @@ def build_parser():
     v.add_argument("--full", action="store_true", help="print every check, not one line per claim")
     v.add_argument("--no-progress", action="store_true", help="no progress bar")
     c = sub.add_parser("calibrate", help="re-run every claim over many seeds; check the tests' own error rates")
-    c.add_argument("--seeds", type=cli.count, default=200, help="independent root seeds (default 200, at least 2)")
-    c.add_argument(
-        "--n-factor", type=cli.positive_float, default=0.02,
-        help="sample sizes as a share of the design (default 0.02: minutes on all cores)",
-    )
+    c.add_argument("--seeds", type=cli.count, default=200,
+                   help="independent root seeds (default 200, at least 2); each finished seed is kept, and a run "
+                        "stopped part-way resumes from the seeds it finished")
+    c.add_argument("--n-factor", type=cli.positive_float, default=0.02,
+                   help="sample sizes as a share of the design (default 0.02)")
     c.add_argument("--seed", type=cli.seed, default=DEFAULT_SEED, help="root of the spawned seeds and of the pilot runs")
     c.add_argument("--out", default="reports", help="output folder (default: reports)")
     c.add_argument("--workers", type=cli.count, default=default_workers(), help="processes on this machine (default: all cores)")

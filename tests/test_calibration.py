@@ -8,6 +8,7 @@ caught deterministically, its shifts and the checks' MCSEs, are the same numbers
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import stats.claims.calibration as calibration
 from stats.claims.evaluation import evaluate, failing, statistical_rows
@@ -82,3 +83,30 @@ def test_a_catch_by_a_check_that_draws_nothing_is_taken_once_for_every_seed():
     finally:
         calibration._STATE = None
     assert caught.tolist() == [True] and exact.tolist() == [True]
+
+
+def test_a_calibration_stopped_after_some_seeds_resumes_from_them_to_the_same_bytes(tmp_path, monkeypatch):
+    """Each finished seed is kept; a run that finds some of its seeds kept draws only the others, and
+    its three tables are the same bytes as a run that drew every seed.  A file cut short is drawn again."""
+    the_plan = plan(select="raw-variance-width,jacobian-properties", n_factor=0.02)
+    monkeypatch.setattr(calibration, "plan", lambda **_: the_plan)  # planned once for the three runs
+    kw = dict(seeds=3, n_factor=0.02,
+              mutants=tuple(m for m in MUTANTS if m.name in ("variance-off-2pct", "jacobian-plus-aat", "proof-ds-sign")))
+    whole = calibration.calibrate(**kw)
+    first = calibration.calibrate(**kw, resume=tmp_path)
+    files = sorted(tmp_path.rglob("*.npz"))
+    assert len(files) == 3
+    files[0].unlink()  # as if stopped before its last seed
+    files[1].write_bytes(files[1].read_bytes()[:40])  # a file cut short by the stop
+    drawn = []
+    one_seed = calibration._one_seed
+    monkeypatch.setattr(calibration, "_one_seed", lambda root: drawn.append(root) or one_seed(root))
+    resumed = calibration.calibrate(**kw, resume=tmp_path)
+    assert len(drawn) == 2
+    for a, b, c in zip(whole, first, resumed):
+        assert a.to_csv() == b.to_csv() == c.to_csv()
+
+
+def test_a_resume_folder_that_is_not_a_path_is_refused_by_name():
+    with pytest.raises(TypeError, match="resume"):
+        calibration.calibrate(seeds=2, resume=3)

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import math
 import warnings
+import zipfile
 
 import numpy as np
 
@@ -71,30 +72,51 @@ def _null_checks(the_plan):
     ]
 
 
-def calibrate(*, seeds=200, n_factor=0.02, seed=DEFAULT_SEED, mutants=None, workers=1, scheduler=None, progress=False):
+def calibrate(*, seeds=200, n_factor=0.02, seed=DEFAULT_SEED, mutants=None, workers=1, scheduler=None, progress=False,
+              select=None, resume=None):
     """Run the calibration study; returns ``(checks, mutants, pvalues)`` tables.
 
     ``checks``: one row per null check (KS and binomial p-values, Holm-corrected, the
     rejection rate, ``calibrated``).  ``mutants``: one row per mutant (catch rate, declared
     power, ``meets``).  ``pvalues``: tidy (check, seed, p_value), for the QQ figure.
+    ``select`` restricts the plan to some claims (as :func:`~stats.claims.planning.plan`'s).
+    ``resume`` (a folder, or None) keeps each seed's numbers there as it finishes and takes
+    the ones already there (from a run of the same sources, plan and mutants) instead of
+    drawing them again: a calibration stopped after k seeds resumes from them, and its tables
+    are the same bytes as an uninterrupted run's.
     """
     import pandas as pd
     from tqdm.auto import tqdm
 
+    import os
+
+    if resume is not None and not isinstance(resume, (str, os.PathLike)):
+        raise TypeError(f"resume must be a folder (a str or a path) or None; got {type(resume).__name__}")
     if mutants is None:
         from .mutants import MUTANTS as mutants
     roots = calibration_seeds(seed, seeds)
-    the_plan = plan(seed=seed, n_factor=n_factor, workers=workers)
+    the_plan = plan(select=select, seed=seed, n_factor=n_factor, workers=workers)
     null = _null_checks(the_plan)
     mutants = tuple(mutants)
     # A catch by a check that draws nothing (a proof, an exact value) is the same on every seed.
     everywhere = [_caught_without_draws(the_plan, m) for m in mutants]
     seeded = [j for j, e in enumerate(everywhere) if not e]
+    store = None if resume is None else _SeedStore(resume, the_plan, tuple(mutants), seeded)
+    done = {} if store is None else {r: part for r in roots if (part := store.load(r)) is not None}
+    todo = [r for r in roots if r not in done]
     global _STATE
     _STATE = (the_plan, tuple(mutants[j] for j in seeded), null, scheduler)
     try:
-        bar = tqdm(total=len(roots), desc="calibration seeds", disable=None if progress else True)
-        if workers > 1 and scheduler is None:
+        bar = tqdm(total=len(roots), initial=len(done), desc="calibration seeds", unit="seed",
+                   disable=None if progress else True)
+
+        def keep(root, part):
+            if store is not None:
+                store.save(root, part)
+            done[root] = part
+            bar.update()
+
+        if workers > 1 and scheduler is None and len(todo) > 1:
             import multiprocessing
             from concurrent.futures import ProcessPoolExecutor
 
@@ -102,18 +124,15 @@ def calibrate(*, seeds=200, n_factor=0.02, seed=DEFAULT_SEED, mutants=None, work
             methods = multiprocessing.get_all_start_methods()
             ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
             with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-                parts = []
-                for part in pool.map(_one_seed, roots):
-                    parts.append(part)
-                    bar.update()
+                for root, part in zip(todo, pool.map(_one_seed, todo)):
+                    keep(root, part)
         else:
-            parts = []
-            for root in roots:
-                parts.append(_one_seed(root))
-                bar.update()
+            for root in todo:
+                keep(root, _one_seed(root))
         bar.close()
     finally:
         _STATE = None
+    parts = [done[r] for r in roots]
     pv = np.array([p[0] for p in parts])
     caught = np.ones((len(roots), len(mutants)), dtype=bool)
     caught[:, seeded] = np.array([p[1] for p in parts]).reshape(len(roots), len(seeded))
@@ -134,6 +153,51 @@ def calibrate(*, seeds=200, n_factor=0.02, seed=DEFAULT_SEED, mutants=None, work
 
 
 _STATE = None
+#: Bumped when what a seed's file holds changes.
+_SEED_FORMAT = 1
+
+
+class _SeedStore:
+    """Each seed's numbers, one compressed file a seed under ``folder``/<digest>, where the digest
+    covers what they depend on: every source of ``stats`` (the claims and settings too), numpy's
+    version, the plan (its checks, level and every simulation's rows) and the mutants drawn per seed."""
+
+    def __init__(self, folder, the_plan, mutants, seeded):
+        import hashlib
+        import json
+        from pathlib import Path
+
+        h = hashlib.sha256()
+        package = Path(__file__).resolve().parents[1]
+        for path in sorted(package.rglob("*.py")):
+            h.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes() + b"\0")
+        h.update(json.dumps(dict(
+            format=_SEED_FORMAT, numpy=np.__version__, per_test=the_plan.per_test, n_factor=the_plan.n_factor,
+            checks=[(p.claim.id, p.check.label, p.untestable or "") for p in the_plan.checks],
+            jobs=sorted((str(k), int(j.n)) for k, j in the_plan.jobs.items()),
+            mutants=[m.name for m in mutants], seeded=list(seeded)), sort_keys=True, default=str).encode())
+        self.folder = Path(folder) / h.hexdigest()[:20]
+
+    def _path(self, root):
+        return self.folder / f"{root}.npz"
+
+    def load(self, root):
+        """The seed's five arrays, or None where there is no readable file."""
+        try:
+            with np.load(self._path(root)) as f:
+                return tuple(f[f"arr_{i}"] for i in range(5))
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):  # missing, or cut short: draw it again
+            return None
+
+    def save(self, root, part):
+        """Write the seed's arrays whole or not at all (a temporary file, then renamed)."""
+        import os
+
+        self.folder.mkdir(parents=True, exist_ok=True)
+        tmp = self.folder / f".{root}.{os.getpid()}.npz"
+        with open(tmp, "wb") as f:
+            np.savez_compressed(f, *part)
+        os.replace(tmp, self._path(root))
 
 
 def _caught_without_draws(the_plan, mutant):
