@@ -105,6 +105,12 @@ def test_a_calibration_stopped_after_some_seeds_resumes_from_them_to_the_same_by
     assert len(drawn) == 2
     for a, b, c in zip(whole, first, resumed):
         assert a.to_csv() == b.to_csv() == c.to_csv()
+    by = whole[1].set_index("mutant")["by_check"]
+    assert by["jacobian-plus-aat"].startswith("a deterministic check")
+    assert by["variance-off-2pct"].startswith("raw-variance-width [")
+    # The proof it breaks is not in this plan, so no check it moves shifts a mean: the row says so,
+    # never the name of an arbitrary check (the arg-max of an all-zero signal).
+    assert by["proof-ds-sign"] == calibration.NO_DECLARED_POWER
 
 
 def test_a_resume_folder_that_is_not_a_path_is_refused_by_name():

@@ -53,6 +53,9 @@ from .verdicts import ERROR
 __all__ = ["CALIBRATION_ALPHA", "CALIBRATION_LEVEL", "calibrate", "calibration_seeds"]
 
 CALIBRATION_LEVEL = 0.05  # the level whose rejection rate is checked
+#: A mutant's ``by_check`` when no check it moves shifts a mean at the calibration's sizes (its
+#: declared power is then the level's, about 0, and its row tests nothing).
+NO_DECLARED_POWER = "none: no check's mean moves at these sizes"
 CALIBRATION_ALPHA = 1e-3  # family-wise level of the calibration's own tests
 
 
@@ -330,7 +333,9 @@ def _mutant_table(the_plan, mutants, caught, shift, mcse, exact_fail):
         snr = np.where(np.isfinite(snr), snr, 0.0)
         best = int(np.argmax(snr)) if snr.size else 0
         declared = float(sps.norm.cdf(snr[best] - z)) if snr.size else 0.0
-        by = f"{the_plan.checks[best].claim.id} [{the_plan.checks[best].check.label}]" if snr.size else ""
+        # Where no check's mean moves, the arg-max is an arbitrary check: say so instead of naming it.
+        by = (f"{the_plan.checks[best].claim.id} [{the_plan.checks[best].check.label}]" if snr.size and snr[best] > 0
+              else NO_DECLARED_POWER)
         if exact_fail[j]:
             declared, by = 1.0, "a deterministic check (exact, identity or ERROR)"
         k = int(caught[:, j].sum())
