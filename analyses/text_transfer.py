@@ -266,7 +266,7 @@ def figures(out):
             ax.errorbar(x, g[f"{what}_mean"], yerr=2 * g[f"{what}_mcse"], marker="o", ms=2.6, lw=1.0, capsize=1.5,
                         color=PALETTE.get(name), label=name)
     start = trained[trained["protocol"] == "step 0"].groupby("d_model")["cosine_mean"].mean()
-    axes[2].plot(widths, start.loc[widths], ls=":", color="0.3", lw=0.9, label="step 0")
+    (step0,) = axes[2].plot(widths, start.loc[widths], ls=":", color="0.3", lw=0.9)
     rates = trained[trained["protocol"] == "shared rate"]["lr"]
     shared = f"{rates.iloc[0]:.2g}" if np.allclose(rates, rates.iloc[0]) else f"{rates.min():.2g} to {rates.max():.2g}"
     for ax in axes[:2]:
@@ -279,7 +279,6 @@ def figures(out):
     axes[2].set_ylabel("query-key cosine, own best rate")
     axes[2].set_ylim(0, 1)
     handles, labels = axes[0].get_legend_handles_labels()
-    step0 = axes[2].lines[-1]  # the dotted step-0 line, drawn last
     key.axis("off")
     key.legend([*handles, step0], [*labels, "step 0 (cosine)"], loc="center left", fontsize=5.5, frameon=False,
                title="parameterisation", title_fontsize=6)

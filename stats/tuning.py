@@ -201,20 +201,24 @@ def _definition_digest(pilot):
     return h.hexdigest()
 
 
-def _hash_sources(h):
-    """Feed ``h`` the sources of every ``stats`` module below the claims (the code that draws a pilot)."""
+def _hash_sources(h, *, skip=("claims", "settings")):
+    """Feed ``h`` the sources of every ``stats`` module outside the folders ``skip`` (by default those
+    below the claims: the code that draws a pilot, whose definition is hashed on its own)."""
     for path in sorted(_PACKAGE.rglob("*.py")):
         rel = path.relative_to(_PACKAGE)
-        if rel.parts[0] in ("claims", "settings"):  # above the pilot; a pilot's definition is hashed on its own
+        if rel.parts[0] in skip:
             continue
         h.update(str(rel).encode() + b"\0" + path.read_bytes() + b"\0")
 
 
-def source_digest():
+def source_digest(*, claims=False):
     """SHA-256 (hex) of the sources of every ``stats`` module below the claims and the settings:
-    what a cached pilot or search depends on besides its own definition."""
+    what a cached pilot or search depends on besides its own definition.  With ``claims`` True,
+    of every module, the claims and settings too (what a calibration's numbers depend on)."""
+    if not isinstance(claims, bool):
+        raise TypeError(f"claims must be True or False; got {claims!r}")
     h = hashlib.sha256()
-    _hash_sources(h)
+    _hash_sources(h, skip=() if claims else ("claims", "settings"))
     return h.hexdigest()
 
 

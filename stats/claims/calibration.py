@@ -35,6 +35,7 @@ alike, and is evaluated once (:func:`_caught_without_draws`).
 from __future__ import annotations
 
 import math
+import os
 import warnings
 import zipfile
 
@@ -91,8 +92,6 @@ def calibrate(*, seeds=200, n_factor=0.02, seed=DEFAULT_SEED, mutants=None, work
     import pandas as pd
     from tqdm.auto import tqdm
 
-    import os
-
     if resume is not None and not isinstance(resume, (str, os.PathLike)):
         raise TypeError(f"resume must be a folder (a str or a path) or None; got {type(resume).__name__}")
     if mutants is None:
@@ -104,7 +103,7 @@ def calibrate(*, seeds=200, n_factor=0.02, seed=DEFAULT_SEED, mutants=None, work
     # A catch by a check that draws nothing (a proof, an exact value) is the same on every seed.
     everywhere = [_caught_without_draws(the_plan, m) for m in mutants]
     seeded = [j for j, e in enumerate(everywhere) if not e]
-    store = None if resume is None else _SeedStore(resume, the_plan, tuple(mutants), seeded)
+    store = None if resume is None else _SeedStore(resume, the_plan, mutants, seeded)
     done = {} if store is None else {r: part for r in roots if (part := store.load(r)) is not None}
     todo = [r for r in roots if r not in done]
     global _STATE
@@ -170,10 +169,9 @@ class _SeedStore:
         import json
         from pathlib import Path
 
-        h = hashlib.sha256()
-        package = Path(__file__).resolve().parents[1]
-        for path in sorted(package.rglob("*.py")):
-            h.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes() + b"\0")
+        from ..tuning import source_digest
+
+        h = hashlib.sha256(source_digest(claims=True).encode())
         h.update(json.dumps(dict(
             format=_SEED_FORMAT, numpy=np.__version__, per_test=the_plan.per_test, n_factor=the_plan.n_factor,
             checks=[(p.claim.id, p.check.label, p.untestable or "") for p in the_plan.checks],
@@ -194,8 +192,6 @@ class _SeedStore:
 
     def save(self, root, part):
         """Write the seed's arrays whole or not at all (a temporary file, then renamed)."""
-        import os
-
         self.folder.mkdir(parents=True, exist_ok=True)
         tmp = self.folder / f".{root}.{os.getpid()}.npz"
         with open(tmp, "wb") as f:
@@ -212,9 +208,15 @@ def _caught_without_draws(the_plan, mutant):
         return False
     part = the_plan.part(free)
     table = evaluate(part, {}, formulas=mutant.formulas).iloc[:len(free)]  # the checks' rows, not the sentences'
+    return _fails_deterministically(table, part)[1]
+
+
+def _fails_deterministically(table, part):
+    """``(failing rows, whether one is deterministic)`` of ``evaluate(part, ...)``'s ``table``: an
+    exact check, an identity violated on the rows, a sentence, or an ``ERROR`` (a NaN)."""
     bad = failing(table, part)
     decided = ~np.array(statistical_rows(table, part), dtype=bool)[bad.index.to_numpy()]
-    return bool((decided | (bad["verdict"] == ERROR).to_numpy()).any())
+    return bad, bool((decided | (bad["verdict"] == ERROR).to_numpy()).any())
 
 
 def _one_seed(root):
@@ -261,9 +263,8 @@ def _one_seed(root):
             part = the_plan.part(ready)
             untouched = [p for p in ready if any(ms.sim.key not in touched for ms in p.check.measures)]
             mt = evaluate(part, {**truth(untouched), **mutated}, formulas=m.formulas, cache=cache)
-            bad = failing(mt, part)
-            decided = ~np.array(statistical_rows(mt, part), dtype=bool)[bad.index.to_numpy()]
-            if bool((decided | (bad["verdict"] == ERROR).to_numpy()).any()):
+            bad, deterministic = _fails_deterministically(mt, part)
+            if deterministic:
                 caught[j] = exact_fail[j] = True
                 break
         else:

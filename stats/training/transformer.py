@@ -424,7 +424,7 @@ class Transformer:
         hit = logits.argmax(axis=-1) == y
         info = {"max_logit": tops, "accuracy": float(hit.mean() if scored is None else hit[scored].mean())}
         if alignment:
-            info["alignment"] = self._alignment(saved, x_in.shape[1])
+            info["alignment"] = self._alignment(saved)
         if not grads:
             return loss, None, info
         return loss, self._backward(x_in, dlogits, hf, lnf, saved), info
@@ -440,14 +440,14 @@ class Transformer:
         A trained head's logit is :math:`|q||k|\cos` over its scaling's divisor: the cosine says how
         much of a logit's growth is alignment rather than length.  Empty without attention."""
         _, saved, _ = self._stream(self.check_tokens(tokens, targets=False))
-        return self._alignment(saved, np.asarray(tokens).shape[1])
+        return self._alignment(saved)
 
-    def _alignment(self, saved, T):
+    def _alignment(self, saved):
         out = []
         for _, att, _ in saved:
             if att is None:
                 continue
-            Qa, Ka = att.Qa, att.Ka
+            Qa, Ka, T = att.Qa, att.Ka, att.logits.shape[-1]
             # Softmax is monotone: the most-weighted key is the largest logit's.
             top = np.where(self.mask[:T, :T], att.logits, -np.inf).argmax(axis=-1)
             k = np.take_along_axis(Ka, top[..., None], axis=1)
