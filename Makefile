@@ -103,7 +103,7 @@ $(OUT)/figures.pdf: $(STUDIES:%=$(OUT)/figures/%.stamp) analyses/report.py
 	$(BIN)/python -m analyses.report pdf --out $(OUT)
 
 $(OUT)/index.html: $(OUT)/claims.csv $(OUT)/numbers.json $(STUDIES:%=$(OUT)/figures/%.stamp) $(REPORT_SRC) \
-		$(wildcard $(OUT)/calibration.csv)
+		$(wildcard $(OUT)/calibration.csv) $(wildcard $(OUT)/calibration.run.json)
 	$(BIN)/python -m analyses.report page --out $(OUT)
 
 $(OUT)/.built: $(OUT)/index.html $(OUT)/figures.pdf $(OUT)/numbers.tex $(OUT)/findings.md

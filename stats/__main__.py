@@ -104,46 +104,67 @@ def _verify(args, chosen, the_plan, out, name, mname, scheduler, start):
 
 def _cmd_calibrate(args, parser):
     from .io import write_csv, write_text
-    from .claims.calibration import CALIBRATION_ALPHA, CALIBRATION_LEVEL, calibrate, calibration_passed
+    from .claims.calibration import (
+        CALIBRATION_ALPHA, CALIBRATION_LEVEL, CALIBRATION_MUTANT_SEEDS, CALIBRATION_POWER, calibrate,
+        calibration_passed, shortfall_detectable,
+    )
     from .claims.console import provenance, provenance_json
 
     out = cli.writable_dir(args.out, parser)
-    cli.output_files(out, ["calibration-pvalues.csv", "calibration-mutants.csv", "calibration.csv", "calibration.run.json"],
-                     parser)
+    cli.output_files(out, ["calibration-pvalues.csv", "calibration-mutants.csv", "calibration.csv", "calibration-exact.csv",
+                           "calibration.run.json"], parser)
+    mutant_seeds = min(CALIBRATION_MUTANT_SEEDS, args.seeds) if args.mutant_seeds is None else args.mutant_seeds
+    if mutant_seeds > args.seeds:
+        parser.error(f"--mutant-seeds must be at most --seeds ({args.seeds}); got {mutant_seeds}")
     scheduler = cli.dask_client(args.scheduler, parser)
     t0 = time.perf_counter()
     try:
         from .tuning import cache_dir
 
         # Each finished seed is kept, so a run stopped part-way resumes from the seeds it finished.
-        checks, mutants, pvalues = calibrate(
-            seeds=args.seeds, n_factor=args.n_factor, seed=args.seed, workers=args.workers, scheduler=scheduler,
-            progress=not args.no_progress, resume=cache_dir() / "calibration",
+        result = calibrate(
+            seeds=args.seeds, mutant_seeds=mutant_seeds, n_factor=args.n_factor, seed=args.seed, workers=args.workers,
+            scheduler=scheduler, progress=not args.no_progress, resume=cache_dir() / "calibration",
         )
     finally:
         if scheduler is not None:
             scheduler.close()
     seconds = time.perf_counter() - t0
+    checks, mutants, pvalues, exact = result.checks, result.mutants, result.pvalues, result.exact
     write_csv(pvalues, out / "calibration-pvalues.csv")
     write_csv(mutants, out / "calibration-mutants.csv")
     write_csv(checks, out / "calibration.csv")
-    ok = calibration_passed(checks, mutants)
+    write_csv(exact, out / "calibration-exact.csv")
+    ok = calibration_passed(result)
     counts = checks["verdict"].value_counts().to_dict()
+    # Rows no outcome at this seed count can flag: a declared power too low (no check they move shifts a
+    # mean or fails deterministically at these sizes), so they test nothing.
+    untested = mutants["detectable_shortfall"].isna()
     write_text(provenance_json(provenance(
-        command="calibrate", seed=args.seed, seeds=args.seeds, n_factor=args.n_factor, workers=args.workers,
-        level=CALIBRATION_LEVEL, family_alpha=CALIBRATION_ALPHA, verdicts=counts,
-        mutants_meeting_power=int(mutants["meets"].sum()), mutants=len(mutants), seconds=round(seconds, 1),
+        command="calibrate", seed=args.seed, seeds=args.seeds, mutant_seeds=mutant_seeds, n_factor=args.n_factor,
+        workers=args.workers, level=CALIBRATION_LEVEL, family_alpha=CALIBRATION_ALPHA, power=CALIBRATION_POWER,
+        verdicts=counts, checks_by_calibration=result.levels,
+        detectable_rejection_rate=float(checks["detectable_rejection_rate"].iloc[0]) if len(checks) else None,
+        exact_checks=len(exact), exact_at_level=int(exact["holds"].sum()),
+        exact_largest_size_over_level=float(exact["size_over_level"].max()) if len(exact) else None,
+        mutants_meeting_power=int(mutants["meets"].sum()), mutants=len(mutants), mutants_untested=int(untested.sum()),
+        # A mutant declared caught on every seed is flagged when caught in fewer than 1 - this of them.
+        detectable_shortfall_at_power_1=shortfall_detectable(mutant_seeds, 1.0, alpha=CALIBRATION_ALPHA / max(len(mutants), 1)),
+        seconds=round(seconds, 1),
     )), out / "calibration.run.json")
     bad = checks[checks["verdict"] == "MISCALIBRATED"]
     for _, r in bad.iterrows():
         print(f"  MISCALIBRATED {r['claim']} [{r['check']}]: rate {r['rejection_rate']:.3f} at {CALIBRATION_LEVEL}, KS p {r['ks_p']:.2g}")
     for _, r in mutants[~mutants["meets"]].iterrows():
         print(f"  UNDERPOWERED  {r['mutant']}: caught in {r['catch_rate']:.2f} of seeds, declared {r['declared_power']:.2f}")
+    for _, r in exact[~exact["holds"]].iterrows():
+        print(f"  OVER LEVEL    {r['claim']} [{r['check']}]: size {r['size']:.3g} at level {r['level']:.3g} with {r['n']} rows")
     print(
         f"{len(checks)} null checks over {args.seeds} seeds at n-factor {args.n_factor:g}: "
         + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
-        + f"; {int(mutants['meets'].sum())}/{len(mutants)} mutants caught at least as often as declared; "
-        f"{seconds:.0f} s; wrote {out / 'calibration.csv'}"
+        + f"; {int(exact['holds'].sum())}/{len(exact)} exact checks at most their level (computed); "
+        f"{int(mutants['meets'].sum())}/{len(mutants)} mutants caught at least as often as declared over {mutant_seeds} "
+        f"seeds ({int(untested.sum())} whose rows test nothing at these sizes); {seconds:.0f} s; wrote {out / 'calibration.csv'}"
     )
     return 0 if ok else 1
 
@@ -198,6 +219,9 @@ def build_parser():
     c.add_argument("--seeds", type=cli.count, default=200,
                    help="independent root seeds (default 200, at least 2); each finished seed is kept, and a run "
                         "stopped part-way resumes from the seeds it finished")
+    c.add_argument("--mutant-seeds", type=cli.count, default=None,
+                   help="how many of the seeds (the first) also run the planted mistakes, which are most of the time "
+                        "(default: 12, or --seeds if fewer); each mutant's detectable_shortfall says what they can see")
     c.add_argument("--n-factor", type=cli.positive_float, default=0.02,
                    help="sample sizes as a share of the design (default 0.02)")
     c.add_argument("--seed", type=cli.seed, default=DEFAULT_SEED, help="root of the spawned seeds and of the pilot runs")

@@ -18,8 +18,12 @@ from stats.claims.planning import plan
 from stats.claims.simulating import simulate
 from stats.claims.verdicts import ERROR
 
-CLAIMS = "raw-variance-width,correlated-variance,jacobian-properties,training-t5-folding"
-MUTANT_NAMES = ("variance-off-2pct", "variance-dk-squared", "jacobian-plus-aat", "t5-adam-ratio-dk", "proof-ds-sign")
+CLAIMS = ("raw-variance-width,correlated-variance,jacobian-properties,training-t5-folding,"
+          "mostly-one-hot,saturated-jacobian-vanishes,jacobian-spectrum,asymptotic-laws-vs-mc")
+# The exact sampler's two mutants are not caught deterministically, and the checks they move mix
+# ones whose shift declares a power with ones whose shift does not, in either order.
+MUTANT_NAMES = ("variance-off-2pct", "variance-dk-squared", "jacobian-plus-aat", "t5-adam-ratio-dk", "proof-ds-sign",
+                "exact-sampler-no-chi", "exact-sampler-winner-first")
 
 
 def _drawing_everything(the_plan, mutants, null, root):
@@ -54,7 +58,7 @@ def test_a_seed_draws_only_what_its_numbers_read_and_gets_the_same_numbers():
     root = calibration.calibration_seeds(7, 2)[1]
     calibration._STATE = (the_plan, mutants, null, None)
     try:
-        pv, caught, shift, exact, mcse = calibration._one_seed(root)
+        pv, caught, shift, exact, mcse = calibration._one_seed((root, True))
     finally:
         calibration._STATE = None
     ref_pv, ref_caught, ref_shift, ref_exact, ref_mcse = _drawing_everything(the_plan, mutants, null, root)
@@ -79,7 +83,7 @@ def test_a_catch_by_a_check_that_draws_nothing_is_taken_once_for_every_seed():
     assert not calibration._caught_without_draws(the_plan, by_name["variance-dk-squared"])  # caught, but by draws
     calibration._STATE = (the_plan, (by_name["proof-ds-sign"],), calibration._null_checks(the_plan), None)
     try:
-        _, caught, _, exact, _ = calibration._one_seed(calibration.calibration_seeds(7, 2)[0])
+        _, caught, _, exact, _ = calibration._one_seed((calibration.calibration_seeds(7, 2)[0], True))
     finally:
         calibration._STATE = None
     assert caught.tolist() == [True] and exact.tolist() == [True]
@@ -87,32 +91,140 @@ def test_a_catch_by_a_check_that_draws_nothing_is_taken_once_for_every_seed():
 
 def test_a_calibration_stopped_after_some_seeds_resumes_from_them_to_the_same_bytes(tmp_path, monkeypatch):
     """Each finished seed is kept; a run that finds some of its seeds kept draws only the others, and
-    its three tables are the same bytes as a run that drew every seed.  A file cut short is drawn again."""
+    its tables are the same bytes as a run that drew every seed.  A file cut short is drawn again, and
+    so is a seed drawn for the null checks alone when a later run asks it for the mutants too."""
     the_plan = plan(select="raw-variance-width,jacobian-properties", n_factor=0.02)
-    monkeypatch.setattr(calibration, "plan", lambda **_: the_plan)  # planned once for the three runs
-    kw = dict(seeds=3, n_factor=0.02,
+    monkeypatch.setattr(calibration, "plan", lambda **_: the_plan)  # planned once for the runs
+    kw = dict(seeds=4, mutant_seeds=2, n_factor=0.02,
               mutants=tuple(m for m in MUTANTS if m.name in ("variance-off-2pct", "jacobian-plus-aat", "proof-ds-sign")))
     whole = calibration.calibrate(**kw)
     first = calibration.calibrate(**kw, resume=tmp_path)
-    files = sorted(tmp_path.rglob("*.npz"))
-    assert len(files) == 3
-    files[0].unlink()  # as if stopped before its last seed
-    files[1].write_bytes(files[1].read_bytes()[:40])  # a file cut short by the stop
+    roots = calibration.calibration_seeds(kw.get("seed", calibration.DEFAULT_SEED), 4)
+    folder, = {f.parent for f in tmp_path.rglob("*.npz")}
+    files = [folder / f"{r}.npz" for r in roots]
+    assert all(f.exists() for f in files)
+    files[1].unlink()  # a mutant seed, as if stopped before it
+    files[2].write_bytes(files[2].read_bytes()[:40])  # a null seed's file cut short by the stop
     drawn = []
     one_seed = calibration._one_seed
-    monkeypatch.setattr(calibration, "_one_seed", lambda root: drawn.append(root) or one_seed(root))
+    monkeypatch.setattr(calibration, "_one_seed", lambda task: drawn.append(task) or one_seed(task))
     resumed = calibration.calibrate(**kw, resume=tmp_path)
-    assert len(drawn) == 2
-    for a, b, c in zip(whole, first, resumed):
+    assert drawn == [(roots[1], True), (roots[2], False)]
+    for a, b, c in zip(whole[:4], first[:4], resumed[:4]):
         assert a.to_csv() == b.to_csv() == c.to_csv()
-    by = whole[1].set_index("mutant")["by_check"]
+    assert whole.levels == resumed.levels and sum(whole.levels.values()) == sum(not p.untestable for p in the_plan.checks)
+    assert (whole.mutants["seeds"] == 2).all() and (whole.checks["seeds"] == 4).all()
+    # Asked for more mutant seeds, the run draws the null-only seeds it now needs with the mutants, no other.
+    drawn.clear()
+    more = calibration.calibrate(**{**kw, "mutant_seeds": 3}, resume=tmp_path)
+    assert drawn == [(roots[2], True)]
+    assert more.checks.to_csv() == whole.checks.to_csv() and (more.mutants["seeds"] == 3).all()
+    by = whole.mutants.set_index("mutant")["by_check"]
     assert by["jacobian-plus-aat"].startswith("a deterministic check")
     assert by["variance-off-2pct"].startswith("raw-variance-width [")
     # The proof it breaks is not in this plan, so no check it moves shifts a mean: the row says so,
     # never the name of an arbitrary check (the arg-max of an all-zero signal).
     assert by["proof-ds-sign"] == calibration.NO_DECLARED_POWER
+    assert np.isnan(whole.mutants.set_index("mutant").loc["proof-ds-sign", "detectable_shortfall"])
+
+
+def test_mutant_seeds_out_of_range_are_refused_by_name():
+    for bad in (0, 3, 1.5, True):
+        with pytest.raises(ValueError, match="mutant_seeds"):
+            calibration.calibrate(seeds=2, mutant_seeds=bad)
 
 
 def test_a_resume_folder_that_is_not_a_path_is_refused_by_name():
     with pytest.raises(TypeError, match="resume"):
         calibration.calibrate(seeds=2, resume=3)
+
+
+# ------------------------------------------------------------------ the checks exact by construction
+
+
+def _share(lo, hi):
+    from stats import DropoutSim, Measure
+    from stats.claims.checks import ShareCheck
+    from stats.claims.measures import Stated
+
+    return ShareCheck("share", stated=Stated("s", (lo + hi) / 2, lo, hi),
+                      measure=Measure(DropoutSim(0.1, 32, "numpy"), "first_ratio"))
+
+
+@pytest.mark.parametrize("lo,hi", [(0.0, 0.5), (0.5, 1.0), (0.0, 0.1), (0.9, 1.0), (0.3, 0.6), (0.45, 0.55)])
+def test_a_share_checks_size_is_its_test_enumerated_and_within_its_level(lo, hi):
+    """The exact binomial interval test's size, from ``ShareCheck.exact_size``, against the test itself
+    enumerated over every outcome and the true share swept across the interval: the computed size bounds
+    the largest rejection probability, equals it when one end is 0 or 1, and is then at most the level
+    (at most twice it when both ends can reject: each end's tail is at most the level)."""
+    from scipy import stats as sps
+
+    from stats.inference.significance import share_interval_test
+
+    check = _share(lo, hi)
+    for n in (1, 5, 30, 120, 400):
+        for alpha in (0.05, 1e-3, 2e-6):
+            k = np.arange(n + 1)
+            reject = np.array([share_interval_test(int(x), n, lo, hi, alpha=alpha).reject for x in k])
+            swept = max(sps.binom.pmf(k, n, p)[reject].sum() for p in np.linspace(lo, hi, 201))
+            size = check.exact_size(n, alpha)
+            assert swept <= size + 1e-12
+            if lo == 0 or hi == 1:
+                assert size == pytest.approx(swept, rel=1e-9, abs=1e-300) and size <= alpha
+            else:
+                assert size <= 2 * alpha
+
+
+def test_exact_levels_are_computed_for_the_plans_share_checks():
+    the_plan = plan(select="training-t5-folding,training-unscaled-cannot-learn", n_factor=0.02)
+    table = calibration.exact_levels(the_plan)
+    shares = [p for p in the_plan.checks if p.check.test == "share" and not p.untestable]
+    assert len(table) == len(shares) > 0 and (table["test"] == "share").all()
+    assert table["holds"].all() and (table["size"] <= table["level"]).all() and (table["size"] >= 0).all()
+    assert (table["level"] == the_plan.per_test).all()
+
+
+def test_what_a_seed_count_can_detect_is_where_the_binomial_test_reaches_its_power():
+    """The detectable rejection rate and shortfall are the first points where the calibration's own
+    exact binomial tests flag with probability 0.9; just inside them they do not."""
+    from scipy import stats as sps
+
+    n, alpha = 200, 1e-3 / 265
+    r = calibration.rejection_rate_detectable(n, alpha=alpha)
+    k = np.arange(n + 1)
+    reject = np.array([sps.binomtest(int(x), n, 0.05).pvalue < alpha for x in k])
+    assert sps.binom.pmf(k, n, r)[reject].sum() >= 0.9 > sps.binom.pmf(k, n, r - 0.001)[reject].sum()
+    # Declared 1: flagged at any miss, so the shortfall s has 1 - (1 - s)^n >= 0.9.
+    s = calibration.shortfall_detectable(12, 1.0, alpha=1e-3 / 50)
+    assert 1 - (1 - s) ** 12 >= 0.9 > 1 - (1 - s + 0.001) ** 12
+    assert np.isnan(calibration.shortfall_detectable(12, 1e-6, alpha=1e-3 / 50))
+
+
+# ------------------------------------------------------------------ the slow tier: the whole registry, a few seeds
+
+
+@pytest.mark.slow
+def test_a_small_calibration_of_the_whole_registry_passes():
+    """The whole registry at the calibration's sizes over 20 seeds, the mutants over the first 3
+    (about 4 minutes on 2 cores).  So few seeds see only gross faults -- a check rejecting in about
+    half the seeds at 0.05, a mutant declared caught on every seed and missed on one of 3 -- which is
+    what a change that breaks the calibration (or a check's p-value) does; `make calibrate` is the
+    measurement."""
+    from stats.engine.executors import default_workers
+
+    result = calibration.calibrate(seeds=20, mutant_seeds=3, workers=min(2, default_workers()))
+    assert len(result.checks) > 200 and len(result.mutants) == len(MUTANTS)
+    assert result.levels["exact"] == len(result.exact) > 0
+    assert calibration.calibration_passed(result), (
+        result.checks.loc[~result.checks["calibrated"], ["claim", "check", "rejection_rate", "ks_p_holm"]].to_string(),
+        result.mutants.loc[~result.mutants["meets"], ["mutant", "catch_rate", "declared_power"]].to_string())
+
+
+def test_what_a_seed_count_can_detect_refuses_bad_input_by_name():
+    for kw, name in ((dict(seeds=0, alpha=1e-3), "seeds"), (dict(seeds=2.5, alpha=1e-3), "seeds"),
+                     (dict(seeds=10, alpha=0.0), "alpha"), (dict(seeds=10, alpha=1e-3, power=1.5), "power")):
+        with pytest.raises(ValueError, match=name):
+            calibration.rejection_rate_detectable(**kw)
+    for declared in (-0.1, 1.5, float("nan"), "x"):
+        with pytest.raises(ValueError, match="declared"):
+            calibration.shortfall_detectable(10, declared, alpha=1e-3)

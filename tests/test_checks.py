@@ -19,6 +19,7 @@ from stats.claims.checks import (
     BoundSD,
     Check,
     ClosedFormSD,
+    ExactCheck,
     MeanCheck,
     Outcome,
     PilotSD,
@@ -96,6 +97,7 @@ class ProportionCheck(SizedCheck):
 
     kind: ClassVar[str] = "proportion"
     tail_test: ClassVar[str | None] = None  # an exact test: no normal approximation to calibrate
+    calibration: ClassVar[str] = "exact"  # its size is computed (exact_size), not simulated
 
     def validate(self):
         if not callable(self.expected):
@@ -114,6 +116,14 @@ class ProportionCheck(SizedCheck):
         det = detectable_discrepancy(r.n, sd=design_sd, alpha=ctx.per_test, beta=ctx.beta)
         return Outcome(dict(expected=expected, estimate=r.estimate, mcse=r.mcse, p_value=r.pvalue, n=r.n, detectable=det),
                        "tested", [])
+
+
+    def exact_size(self, n, alpha, formulas):
+        from scipy import stats as sps
+
+        p, k = self.expected(formulas), np.arange(n + 1)
+        reject = np.array([proportion_test(int(x), n, p, alpha=alpha).reject for x in k])
+        return float(sps.binom.pmf(k, n, p)[reject].sum())
 
 
 def _kept_share(p):
@@ -137,6 +147,29 @@ def test_a_new_kind_is_one_class_and_one_registration(monkeypatch):
     assert table.loc["kept share is 1 - p", "verdict"] == "pass"
     assert table.loc["kept share is 1 - p/2", "verdict"] == "REJECTED"
     assert table.loc["kept share is 1 - p", "estimate"] == pytest.approx(0.9, abs=5 * table.loc["kept share is 1 - p", "mcse"])
+
+
+def test_every_kind_says_how_its_false_fail_rate_is_known():
+    """Each registered kind declares its calibration in its own body (not inherited); one that does
+    not, or an exact one that cannot compute its size, is refused when the class is made."""
+    for kind, cls in KINDS.items():
+        assert cls.__dict__.get("calibration") in checks_base.CALIBRATIONS, kind
+        if cls.calibration in ("monte-carlo", "exact", "interval"):
+            assert cls.statistical, kind
+    assert ProportionCheck.calibration == "exact"
+    with pytest.raises(TypeError, match="calibration"):
+        type("Silent", (MeanCheck,), {"kind": "silent", "__annotations__": {}})
+    with pytest.raises(TypeError, match="exact_size"):
+        type("NoSize", (MeanCheck,), {"kind": "no-size", "calibration": "exact"})
+    with pytest.raises(TypeError, match="statistical"):
+        type("NoPValue", (ExactCheck,), {"kind": "no-p-value", "calibration": "monte-carlo"})
+    type("Fine", (MeanCheck,), {"kind": "fine", "calibration": "monte-carlo"})  # a shared base's subclass that says
+
+
+def test_the_proportion_example_is_exact_at_its_level():
+    check = ProportionCheck("p", measure=_kept_share(0.1), expected=lambda F: 0.9, sd=0.3, target=0.01, relative=False)
+    for n in (1, 7, 40, 200):
+        assert 0 <= check.exact_size(n, 0.05, None) <= 0.05
 
 
 # ------------------------------------------------------------------ the family does not depend on what is installed

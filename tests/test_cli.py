@@ -23,6 +23,7 @@ BAD = {
     },
     ("stats", "calibrate"): {
         "--seeds": ["1", "0", "x"],
+        "--mutant-seeds": ["0", "x", "201"],  # 201: more than the default 200 seeds
         "--n-factor": ["0", "inf", "nan"],
         "--seed": ["x", "-1"],
         "--workers": ["0", "x"],

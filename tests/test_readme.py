@@ -25,9 +25,10 @@ def _readme():
 
 
 def _prose(text):
-    """The README without its generated table, code blocks, code spans and link targets: what is typed by hand."""
-    begin, end = text.index(report.README_BEGIN), text.index(report.README_END)
-    text = text[:begin] + text[end:]
+    """The README without its generated tables, code blocks, code spans and link targets: what is typed by hand."""
+    for b, e, _ in report.README_BLOCKS:
+        begin, end = text.index(b), text.index(e)
+        text = text[:begin] + text[end:]
     text = re.sub(r"```.*?```", "", text, flags=re.S)
     text = re.sub(r"`[^`\n]*`", "", text)
     return re.sub(r"\]\([^)]*\)", "]", text)
@@ -58,11 +59,24 @@ def test_the_readme_types_no_number_by_hand():
                        "generated file (reports/findings.md, reports/bench.md) that the README links")
 
 
-def test_the_readme_findings_table_is_the_registry_s():
+@pytest.mark.parametrize("begin, end, make", report.README_BLOCKS, ids=["findings", "calibration"])
+def test_the_readme_generated_tables_are_the_registry_s(begin, end, make):
     text = _readme()
-    assert text.count(report.README_BEGIN) == 1 and text.count(report.README_END) == 1
-    table = text[text.index(report.README_BEGIN) + len(report.README_BEGIN):text.index(report.README_END)].strip()
-    assert table == report.readme_findings(), "the README's findings table is stale: run `python -m analyses.report readme`"
+    assert text.count(begin) == 1 and text.count(end) == 1
+    table = text[text.index(begin) + len(begin):text.index(end)].strip()
+    assert table == make(), "a generated table of the README is stale: run `python -m analyses.report readme`"
+
+
+def test_the_readme_calibration_table_counts_every_check_once():
+    from stats.claims.checks import KINDS
+    from stats.claims.planning import all_checks
+    from stats.claims.registry import REGISTRY
+
+    table = report.readme_calibration()
+    counts = {line.split("|")[1].strip(" `"): int(line.split("|")[2]) for line in table.splitlines()[2:]}
+    assert sum(counts.values()) == len(list(all_checks(REGISTRY)))
+    assert counts["exact"] == sum(1 for _, c in all_checks(REGISTRY) if c.kind == "share")
+    assert all(f"`{k}`" in table for k in KINDS)
 
 
 def test_the_readme_table_lists_every_recorded_finding():
@@ -75,14 +89,17 @@ def test_the_readme_table_lists_every_recorded_finding():
     assert kinds == sorted(kinds, key=lambda k: k != "erratum") and set(kinds) == {"erratum", "caveat"}
 
 
-def test_update_readme_rewrites_only_the_table(tmp_path):
-    stale = f"# Title\n\nBefore.\n\n{report.README_BEGIN}\n| old | table |\n{report.README_END}\n\nAfter.\n"
+def test_update_readme_rewrites_only_the_tables(tmp_path):
+    r = report
+    stale = (f"# Title\n\nBefore.\n\n{r.README_BEGIN}\n| old | table |\n{r.README_END}\n\nBetween.\n\n"
+             f"{r.README_CALIBRATION_BEGIN}\n| old |\n{r.README_CALIBRATION_END}\n\nAfter.\n")
     path = tmp_path / "README.md"
     path.write_text(stale)
     report.update_readme(path)
-    assert path.read_text() == f"# Title\n\nBefore.\n\n{report.README_BEGIN}\n{report.readme_findings()}\n{report.README_END}\n\nAfter.\n"
-    path.write_text("# No table here\n")
-    with pytest.raises(DataError, match="no findings table"):
+    assert path.read_text() == (f"# Title\n\nBefore.\n\n{r.README_BEGIN}\n{r.readme_findings()}\n{r.README_END}\n\nBetween.\n\n"
+                                f"{r.README_CALIBRATION_BEGIN}\n{r.readme_calibration()}\n{r.README_CALIBRATION_END}\n\nAfter.\n")
+    path.write_text(f"# Only one table\n\n{r.README_BEGIN}\n| old |\n{r.README_END}\n")
+    with pytest.raises(DataError, match="no generated block"):
         report.update_readme(path)
 
 

@@ -55,7 +55,7 @@ def offline(monkeypatch):
 def test_the_kind_is_registered_and_decided_outright():
     assert KINDS["documentary"] is DocumentaryCheck
     assert DocumentaryCheck.statistical is False and DocumentaryCheck.draws is False
-    assert DocumentaryCheck.null_by_construction is False and DocumentaryCheck.tail_test is None
+    assert DocumentaryCheck.calibration == "deterministic" and DocumentaryCheck.tail_test is None
     n, sd, how = _entry().power_design(None, 1e-3)
     assert n == 0 and math.isnan(sd) and how == "documentary"
     assert len(DOCUMENTARY) >= 20

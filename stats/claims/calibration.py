@@ -2,8 +2,11 @@ r"""The suite's own error rates, measured: every claim re-run over many independ
 
 One plan (designed once, at a reduced size ``n_factor``) is simulated and evaluated under
 ``seeds`` independent root seeds, spawned from one :class:`numpy.random.SeedSequence`.
-Then, per check whose null hypothesis is true by construction (a statistical check
-without an erratum):
+How a check's false-fail rate is known is its kind's ``calibration``
+(:data:`~stats.claims.checks.CALIBRATIONS`).  A kind exact by construction (the share
+checks' exact binomial test) is not simulated: :func:`exact_levels` computes each such check's
+size at the sizes used.  A deterministic kind has no p-value.  Per ``"monte-carlo"`` check (a
+p-value resting on an approximation) whose null is true by construction (no erratum):
 
 * its p-values must be uniform on [0, 1]: Kolmogorov-Smirnov against U(0, 1)
   (``scipy.stats.kstest``);
@@ -23,9 +26,13 @@ calibration's sizes, of its most sensitive mean, variance, ratio or two-sample c
 against the shift the mutant introduces (the mean over seeds of its estimate minus
 expected value beyond the true formulas', in units of the check's MCSE, at the design
 level).  A mutant caught only by a Kolmogorov-Smirnov check gets no declared power from
-that check (its shift is not a mean), which makes its test vacuous: the README says so.  A one-sided exact binomial
+that check (its shift is not a mean), which can leave its row testing nothing (its
+``detectable_shortfall`` is then NaN).  A one-sided exact binomial
 test at :data:`CALIBRATION_ALPHA` (Holm over mutants) decides.
 
+The mutants run on the first ``mutant_seeds`` seeds only (they are most of the cost: a
+training mutant re-draws every run it touches), the null checks on all ``seeds``; each table
+says what its seed count can detect (``detectable_rejection_rate``, ``detectable_shortfall``).
 A seed draws only what these numbers read (:func:`_one_seed`): the null checks' simulations,
 and each mutant's touched ones in the verify's tiers, stopping at a deterministic catch.  A
 mutant that a check drawing nothing catches (a proof, an exact value) is caught on every seed
@@ -38,10 +45,12 @@ import math
 import os
 import warnings
 import zipfile
+from typing import Any, NamedTuple
 
 import numpy as np
 
 # pandas and scipy.stats are imported where they are used (see stats/models/__init__.py).
+from .._validation import check_alpha
 from ..inference.significance import holm_adjust
 from .checks import CORRECTION_SUFFIX
 from .defaults import DEFAULT_SEED
@@ -51,13 +60,31 @@ from .mutant_runner import affected_checks, mutant_tiers, touched_simulations
 from .planning import plan
 from .verdicts import ERROR
 
-__all__ = ["CALIBRATION_ALPHA", "CALIBRATION_LEVEL", "calibrate", "calibration_seeds"]
+__all__ = [
+    "CALIBRATION_ALPHA",
+    "CALIBRATION_LEVEL",
+    "CALIBRATION_MUTANT_SEEDS",
+    "CALIBRATION_POWER",
+    "Calibration",
+    "calibrate",
+    "calibration_passed",
+    "calibration_seeds",
+    "exact_levels",
+    "level_counts",
+    "rejection_rate_detectable",
+    "shortfall_detectable",
+]
 
 CALIBRATION_LEVEL = 0.05  # the level whose rejection rate is checked
 #: A mutant's ``by_check`` when no check it moves shifts a mean at the calibration's sizes (its
 #: declared power is then the level's, about 0, and its row tests nothing).
 NO_DECLARED_POWER = "none: no check's mean moves at these sizes"
 CALIBRATION_ALPHA = 1e-3  # family-wise level of the calibration's own tests
+#: The seeds the mutants run on by default (the first of the ``seeds``): what they can detect is
+#: each mutant's ``detectable_shortfall``.
+CALIBRATION_MUTANT_SEEDS = 12
+#: The probability at which a table's "detectable" discrepancy is flagged.
+CALIBRATION_POWER = 0.9
 
 
 def calibration_seeds(seed, count):
@@ -71,18 +98,45 @@ def _null_checks(the_plan):
     """Indices of the checks whose null is true by construction."""
     return [
         i for i, p in enumerate(the_plan.checks)
-        if not p.untestable and p.check.statistical and p.check.erratum is None
-        and not p.check.label.endswith(CORRECTION_SUFFIX) and p.check.null_by_construction
+        if not p.untestable and p.check.calibration == "monte-carlo" and p.check.erratum is None
+        and not p.check.label.endswith(CORRECTION_SUFFIX)
     ]
 
 
-def calibrate(*, seeds=200, n_factor=0.02, seed=DEFAULT_SEED, mutants=None, workers=1, scheduler=None, progress=False,
-              select=None, resume=None):
-    """Run the calibration study; returns ``(checks, mutants, pvalues)`` tables.
+class Calibration(NamedTuple):
+    """What :func:`calibrate` returns: its tables, and how many of the plan's checks each way of
+    knowing a false-fail rate covers (``levels``: calibration kind -> checks)."""
+
+    checks: Any
+    mutants: Any
+    pvalues: Any
+    exact: Any
+    levels: dict
+
+
+def level_counts(the_plan):
+    """How many testable checks of the plan each kind of calibration covers
+    (:data:`~stats.claims.checks.CALIBRATIONS`), in that order."""
+    from .checks import CALIBRATIONS
+
+    counts = dict.fromkeys(CALIBRATIONS, 0)
+    for p in the_plan.checks:
+        if not p.untestable:
+            counts[p.check.calibration] += 1
+    return counts
+
+
+def calibrate(*, seeds=200, mutant_seeds=None, n_factor=0.02, seed=DEFAULT_SEED, mutants=None, workers=1, scheduler=None,
+              progress=False, select=None, resume=None):
+    """Run the calibration study; returns a :class:`Calibration`: ``(checks, mutants, pvalues,
+    exact, levels)``.
 
     ``checks``: one row per null check (KS and binomial p-values, Holm-corrected, the
-    rejection rate, ``calibrated``).  ``mutants``: one row per mutant (catch rate, declared
-    power, ``meets``).  ``pvalues``: tidy (check, seed, p_value), for the QQ figure.
+    rejection rate, ``calibrated``), over all ``seeds``.  ``mutants``: one row per mutant (catch
+    rate, declared power, ``meets``, the shortfall its seed count detects), over the first
+    ``mutant_seeds`` seeds (default :data:`CALIBRATION_MUTANT_SEEDS`, at most ``seeds``).
+    ``pvalues``: tidy (check, seed, p_value), for the QQ figure.  ``exact``: the checks exact by
+    construction, with their sizes computed (:func:`exact_levels`), not simulated.
     ``select`` restricts the plan to some claims (as :func:`~stats.claims.planning.plan`'s).
     ``resume`` (a folder, or None) keeps each seed's numbers there as it finishes and takes
     the ones already there (from a run of the same sources, plan and mutants) instead of
@@ -90,13 +144,17 @@ def calibrate(*, seeds=200, n_factor=0.02, seed=DEFAULT_SEED, mutants=None, work
     are the same bytes as an uninterrupted run's.
     """
     import pandas as pd
-    from tqdm.auto import tqdm
 
     if resume is not None and not isinstance(resume, (str, os.PathLike)):
         raise TypeError(f"resume must be a folder (a str or a path) or None; got {type(resume).__name__}")
+    roots = calibration_seeds(seed, seeds)
+    if mutant_seeds is None:
+        mutant_seeds = min(CALIBRATION_MUTANT_SEEDS, len(roots))
+    if isinstance(mutant_seeds, bool) or not isinstance(mutant_seeds, (int, np.integer)) or not 1 <= mutant_seeds <= len(roots):
+        raise ValueError(f"mutant_seeds must be an integer from 1 to seeds ({len(roots)}); got {mutant_seeds!r}")
+    mutant_seeds = int(mutant_seeds)
     if mutants is None:
         from .mutants import MUTANTS as mutants
-    roots = calibration_seeds(seed, seeds)
     the_plan = plan(select=select, seed=seed, n_factor=n_factor, workers=workers)
     null = _null_checks(the_plan)
     mutants = tuple(mutants)
@@ -104,59 +162,81 @@ def calibrate(*, seeds=200, n_factor=0.02, seed=DEFAULT_SEED, mutants=None, work
     everywhere = [_caught_without_draws(the_plan, m) for m in mutants]
     seeded = [j for j, e in enumerate(everywhere) if not e]
     store = None if resume is None else _SeedStore(resume, the_plan, mutants, seeded)
-    done = {} if store is None else {r: part for r in roots if (part := store.load(r)) is not None}
-    todo = [r for r in roots if r not in done]
+    # The mutants' seeds first: they are most of the work, and each phase's bar then times its own kind of seed.
+    phases = (("calibration seeds with the mutants", [(r, True) for r in roots[:mutant_seeds]]),
+              ("calibration seeds, null checks only", [(r, False) for r in roots[mutant_seeds:]]))
+    done = {}
     global _STATE
     _STATE = (the_plan, tuple(mutants[j] for j in seeded), null, scheduler)
     try:
-        bar = tqdm(total=len(roots), initial=len(done), desc="calibration seeds", unit="seed",
-                   disable=None if progress else True)
-
-        def keep(root, part):
-            if store is not None:
-                store.save(root, part)
-            done[root] = part
-            bar.update()
-
-        if workers > 1 and scheduler is None and len(todo) > 1:
-            import multiprocessing
-            from concurrent.futures import ProcessPoolExecutor
-
-            # Seeds are independent: one per worker process (forked, so the plan is shared, not pickled).
-            methods = multiprocessing.get_all_start_methods()
-            ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-            with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-                for root, part in zip(todo, pool.map(_one_seed, todo)):
-                    keep(root, part)
-        else:
-            for root in todo:
-                keep(root, _one_seed(root))
-        bar.close()
+        for desc, tasks in phases:
+            _run_phase(tasks, done, store, desc=desc, workers=workers, scheduler=scheduler, progress=progress)
     finally:
         _STATE = None
     parts = [done[r] for r in roots]
     pv = np.array([p[0] for p in parts])
-    caught = np.ones((len(roots), len(mutants)), dtype=bool)
-    caught[:, seeded] = np.array([p[1] for p in parts]).reshape(len(roots), len(seeded))
-    shift = np.zeros((len(roots), len(mutants), len(the_plan.checks)))
-    shift[:, seeded] = np.array([p[2] for p in parts]).reshape(len(roots), len(seeded), len(the_plan.checks))
+    mparts = parts[:mutant_seeds]
+    k = len(mparts)
+    caught = np.ones((k, len(mutants)), dtype=bool)
+    caught[:, seeded] = np.array([p[1] for p in mparts]).reshape(k, len(seeded))
+    shift = np.zeros((k, len(mutants), len(the_plan.checks)))
+    shift[:, seeded] = np.array([p[2] for p in mparts]).reshape(k, len(seeded), len(the_plan.checks))
     exact_fail = np.array(everywhere)
-    exact_fail[seeded] = np.any(np.array([p[3] for p in parts]).reshape(len(roots), len(seeded)), axis=0)
+    exact_fail[seeded] = np.any(np.array([p[3] for p in mparts]).reshape(k, len(seeded)), axis=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # checks without an MCSE (exact, identity) stay NaN
-        mcse = np.nanmean(np.array([p[4] for p in parts]), axis=0)
+        mcse = np.nanmean(np.array([p[4] for p in mparts]), axis=0)
     checks = _check_table(the_plan, null, pv)
     muts = _mutant_table(the_plan, mutants, caught, shift, mcse, exact_fail)
     pvalues = pd.DataFrame(
         [(the_plan.checks[i].claim.id, the_plan.checks[i].check.label, r, pv[r, c]) for c, i in enumerate(null) for r in range(len(roots))],
         columns=["claim", "check", "seed_index", "p_value"],
     )
-    return checks, muts, pvalues
+    return Calibration(checks, muts, pvalues, exact_levels(the_plan), level_counts(the_plan))
+
+
+def _run_phase(tasks, done, store, *, desc, workers, scheduler, progress):
+    """Draw ``tasks`` ((root, with mutants) pairs) not already in ``store``, into ``done``."""
+    from tqdm.auto import tqdm
+
+    if not tasks:
+        return
+    todo = []
+    for root, with_mutants in tasks:
+        part = None if store is None else store.load(root, with_mutants=with_mutants)
+        if part is None:
+            todo.append((root, with_mutants))
+        else:
+            done[root] = part
+    # tqdm's rate and time left are this phase's: its seeds cost alike.
+    bar = tqdm(total=len(tasks), initial=len(tasks) - len(todo), desc=desc, unit="seed",
+               disable=None if progress else True)
+
+    def keep(task, part):
+        if store is not None:
+            store.save(task[0], part)
+        done[task[0]] = part
+        bar.update()
+
+    if workers > 1 and scheduler is None and len(todo) > 1:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        # Seeds are independent: one per worker process (forked, so the plan is shared, not pickled).
+        methods = multiprocessing.get_all_start_methods()
+        ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+            for task, part in zip(todo, pool.map(_one_seed, todo)):
+                keep(task, part)
+    else:
+        for task in todo:
+            keep(task, _one_seed(task))
+    bar.close()
 
 
 _STATE = None
 #: Bumped when what a seed's file holds changes.
-_SEED_FORMAT = 1
+_SEED_FORMAT = 2
 
 
 class _SeedStore:
@@ -178,17 +258,22 @@ class _SeedStore:
             jobs=sorted((str(k), int(j.n)) for k, j in the_plan.jobs.items()),
             mutants=[m.name for m in mutants], seeded=list(seeded)), sort_keys=True, default=str).encode())
         self.folder = Path(folder) / h.hexdigest()[:20]
+        self.mutants_per_seed = len(seeded)
 
     def _path(self, root):
         return self.folder / f"{root}.npz"
 
-    def load(self, root):
-        """The seed's five arrays, or None where there is no readable file."""
+    def load(self, root, *, with_mutants):
+        """The seed's five arrays, or None where there is no readable file, or where the mutants
+        are asked for and the file (a seed drawn for the null checks only) has none."""
         try:
             with np.load(self._path(root)) as f:
-                return tuple(f[f"arr_{i}"] for i in range(5))
+                part = tuple(f[f"arr_{i}"] for i in range(5))
         except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):  # missing, or cut short: draw it again
             return None
+        if with_mutants and len(part[1]) != self.mutants_per_seed:
+            return None
+        return part if with_mutants else _without_mutants(part)
 
     def save(self, root, part):
         """Write the seed's arrays whole or not at all (a temporary file, then renamed)."""
@@ -219,8 +304,17 @@ def _fails_deterministically(table, part):
     return bad, bool((decided | (bad["verdict"] == ERROR).to_numpy()).any())
 
 
-def _one_seed(root):
+def _without_mutants(part):
+    """A seed's numbers as a seed drawn for the null checks only has them (no mutant's)."""
+    pvalues, _, shift, _, mcse = part
+    return pvalues, np.zeros(0, dtype=bool), np.zeros((0, shift.shape[-1] if shift.ndim == 2 else 0)), \
+        np.zeros(0, dtype=bool), np.full(mcse.shape, np.nan)
+
+
+def _one_seed(task):
     """One seed's p-values of the null checks, and per mutant: caught, shift per check, exact failure.
+
+    ``task`` is ``(root, with_mutants)``; without the mutants, their arrays are empty.
 
     Only what the numbers read is drawn: the null checks' simulations, and for each mutant the
     touched simulations tier by tier, cheapest check first (:func:`mutant_tiers`), with the
@@ -231,7 +325,10 @@ def _one_seed(root):
     draw would, for its catch and its shifts; so every number is the one the whole plan's draw
     gives, without drawing what no number reads.
     """
+    root, with_mutants = task
     the_plan, mutants, null, scheduler = _STATE
+    if not with_mutants:
+        mutants = ()
     drawn = {}
 
     def truth(checks):
@@ -269,15 +366,83 @@ def _one_seed(root):
                 break
         else:
             caught[j] = len(bad) > 0
-            # What the mutant moves: its estimate-minus-expected beyond the true formulas' own.
-            true_table = evaluate(part, truth(part.checks), cache=cache)
-            rows = np.array([index[p.claim.id, p.check.label] for p in part.checks], dtype=int)
+            # What the mutant moves: its estimate-minus-expected beyond the true formulas' own, read
+            # on the checks whose shift declares a power only (the others' true draws feed no number).
+            at = [c for c, p in enumerate(part.checks) if shiftable[index[p.claim.id, p.check.label]]]
+            if not at:
+                continue
+            sub = the_plan.part([part.checks[c] for c in at])
+            true_table = evaluate(sub, truth(sub.checks), cache=cache)
+            rows = np.array([index[p.claim.id, p.check.label] for p in sub.checks], dtype=int)
             n = len(rows)
-            d = ((mt["estimate"] - mt["expected"]).to_numpy(dtype=float)[:n]
+            d = ((mt["estimate"].to_numpy(dtype=float)[at] - mt["expected"].to_numpy(dtype=float)[at])
                  - (true_table["estimate"] - true_table["expected"]).to_numpy(dtype=float)[:n])
-            shift[j, rows] = np.where(shiftable[rows] & np.isfinite(d), d, 0.0)
-            mcse[rows] = np.where(shiftable[rows], true_table["mcse"].to_numpy(dtype=float)[:n], np.nan)
+            shift[j, rows] = np.where(np.isfinite(d), d, 0.0)
+            mcse[rows] = true_table["mcse"].to_numpy(dtype=float)[:n]
     return pvalues, caught, shift, exact_fail, mcse
+
+
+def exact_levels(the_plan, *, formulas=None):
+    """One row per check of the plan whose kind is exact by construction (``calibration ==
+    "exact"``): its rows ``n``, its ``level`` (the plan's per-test level) and ``size``, the
+    probability that its test rejects when its null holds, computed from the test
+    (:meth:`~stats.claims.checks.Check.exact_size`) at those rows -- not simulated.  ``holds``
+    says whether the size is at most the level."""
+    import pandas as pd
+
+    from ..formulas import FORMULAS
+
+    formulas = FORMULAS if formulas is None else formulas
+    rows = []
+    for p in the_plan.checks:
+        if p.untestable or p.check.calibration != "exact":
+            continue
+        n = max(int(the_plan.jobs[ms.sim.key].n) for ms in p.check.measures)
+        size = p.check.exact_size(n, the_plan.per_test, formulas)
+        rows.append(dict(claim=p.claim.id, check=p.check.label, test=p.check.test, n=n, level=the_plan.per_test,
+                         size=size, size_over_level=size / the_plan.per_test, holds=size <= the_plan.per_test))
+    return pd.DataFrame(rows, columns=["claim", "check", "test", "n", "level", "size", "size_over_level", "holds"])
+
+
+def rejection_rate_detectable(seeds, *, level=CALIBRATION_LEVEL, alpha, power=CALIBRATION_POWER):
+    """The smallest rejection rate above ``level`` that the calibration's two-sided exact binomial
+    test at ``alpha`` flags with probability ``power`` over ``seeds`` seeds (1.0 where none is)."""
+    from scipy import stats as sps
+
+    n = _seed_count(seeds)
+    level, alpha, power = check_alpha(level, "level"), check_alpha(alpha), check_alpha(power, "power")
+    k = np.arange(n + 1)
+    reject = np.array([sps.binomtest(int(x), n, level).pvalue < alpha for x in k])
+    for r in np.arange(level, 1.0, 0.001)[1:]:
+        if sps.binom.pmf(k, n, r)[reject].sum() >= power:
+            return float(round(r, 3))
+    return 1.0
+
+
+def shortfall_detectable(seeds, declared, *, alpha, power=CALIBRATION_POWER):
+    """The smallest shortfall of a mutant's catch rate below its ``declared`` power that the
+    calibration's one-sided exact binomial test at ``alpha`` flags with probability ``power`` over
+    ``seeds`` seeds; NaN when no shortfall is (a declared power near 0 tests nothing)."""
+    from scipy import stats as sps
+
+    n = _seed_count(seeds)
+    alpha, power = check_alpha(alpha), check_alpha(power, "power")
+    if isinstance(declared, bool) or not isinstance(declared, (int, float, np.floating)) or not 0 <= declared <= 1:
+        raise ValueError(f"declared must be a power in [0, 1]; got {declared!r}")
+    if not declared > 0:
+        return math.nan
+    k = np.arange(n + 1)
+    reject = (k < n) if declared >= 1 else sps.binom.cdf(k, n, declared) < alpha
+    for d in np.arange(0.0, declared, 0.001)[1:]:
+        if sps.binom.pmf(k, n, declared - d)[reject].sum() >= power:
+            return float(round(d, 3))
+    return float(declared) if sps.binom.pmf(0, n, 0.0) * reject[0] >= power else math.nan
+
+
+def _seed_count(seeds):
+    if isinstance(seeds, bool) or not isinstance(seeds, (int, np.integer)) or seeds < 1:
+        raise ValueError(f"seeds must be a positive integer; got {seeds!r}")
+    return int(seeds)
 
 
 def _holm(p):
@@ -299,12 +464,16 @@ def _check_table(the_plan, null, pv):
         p = p[np.isfinite(p)]
         k = int((p < CALIBRATION_LEVEL).sum())
         ks = sps.kstest(p, "uniform") if p.size >= 2 else None
+        # The rejection rate's exact (Clopper-Pearson) 95% interval.
+        ci = sps.binomtest(k, p.size, CALIBRATION_LEVEL).proportion_ci(0.95) if p.size else None
         rows.append(dict(
             claim=the_plan.checks[i].claim.id,
             check=the_plan.checks[i].check.label,
             test=the_plan.checks[i].check.test,
             seeds=int(p.size),
             rejection_rate=k / p.size if p.size else math.nan,
+            rate_low=float(ci.low) if ci else math.nan,
+            rate_high=float(ci.high) if ci else math.nan,
             binomial_p=float(sps.binomtest(k, p.size, CALIBRATION_LEVEL).pvalue) if p.size else math.nan,
             ks_distance=float(ks.statistic) if ks else math.nan,
             ks_p=float(ks.pvalue) if ks else math.nan,
@@ -317,6 +486,8 @@ def _check_table(the_plan, null, pv):
     # Off the uniform law towards large p-values and rejecting no more than the level: conservative.
     conservative = off & (t["mean_p"] > 0.5) & (t["rejection_rate"] <= CALIBRATION_LEVEL)
     t["calibrated"] = ~off | conservative
+    # What these seeds can see: a check alone (Holm's first step) rejecting this often is flagged.
+    t["detectable_rejection_rate"] = rejection_rate_detectable(pv.shape[0], alpha=CALIBRATION_ALPHA / max(len(t), 1))
     t["verdict"] = np.where(~off, "calibrated", np.where(conservative, "conservative", "MISCALIBRATED"))
     return t
 
@@ -353,8 +524,12 @@ def _mutant_table(the_plan, mutants, caught, shift, mcse, exact_fail):
     t = pd.DataFrame(rows)
     t["binomial_p_holm"] = _holm(t["binomial_p"])
     t["meets"] = ~(t["binomial_p_holm"] < CALIBRATION_ALPHA)
+    alpha = CALIBRATION_ALPHA / max(len(t), 1)
+    t["detectable_shortfall"] = [shortfall_detectable(caught.shape[0], d, alpha=alpha) for d in t["declared_power"]]
     return t
 
 
-def calibration_passed(checks, mutants):
-    return bool(checks["calibrated"].all() and mutants["meets"].all())
+def calibration_passed(result):
+    """Whether a :class:`Calibration` found every null check calibrated (or conservative), every
+    exact check's size at most its level, and every mutant caught at least as often as declared."""
+    return bool(result.checks["calibrated"].all() and result.mutants["meets"].all() and result.exact["holds"].all())

@@ -7,6 +7,7 @@ through an example).
 """
 
 from .base import (
+    CALIBRATIONS,
     CORRECTION_SUFFIX,
     FORMULA_FIELDS,
     REQUIREMENTS,
@@ -52,6 +53,7 @@ KINDS = {
 }
 
 __all__ = [
+    "CALIBRATIONS",
     "CORRECTION_SUFFIX",
     "FORMULA_FIELDS",
     "IDENTITY_RATE",

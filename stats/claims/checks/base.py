@@ -15,8 +15,9 @@ Class attributes say how the orchestration treats it: ``kind`` (the ``test`` col
 ``claims.csv``), ``statistical`` (a member of the Holm family), ``tail_test`` (which
 Edgeworth expansion bounds its normal approximation, if any), ``keeps_rows`` (whether
 it needs the rows themselves, not just their summary), ``draws`` (whether it reads a
-simulation at all), and for the calibration ``null_by_construction`` and
-``power_from_shift``.  ``docs/adding-a-check.md`` walks through adding one.
+simulation at all), and for the calibration ``calibration`` (how its false-fail rate is
+known, one of :data:`CALIBRATIONS`: every kind must say) and ``power_from_shift``.
+``docs/adding-a-check.md`` walks through adding one.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from ..findings import PROTOCOLS
 from ..measures import Erratum, Measure
 
 __all__ = [
+    "CALIBRATIONS",
     "CORRECTION_SUFFIX",
     "FORMULA_FIELDS",
     "BoundSD",
@@ -51,6 +53,21 @@ __all__ = [
     "finite",
     "requirement_met",
 ]
+
+
+#: How a kind of check's false-fail rate is known: its ``calibration`` class attribute, which
+#: ``make calibrate`` asks (:mod:`stats.claims.calibration`).
+CALIBRATIONS = {
+    "monte-carlo": "its p-value rests on an approximation (normal, Welch, delta method, the Edgeworth tail "
+                   "bound, KS or chi-square at finite n): where its null is true by construction (no erratum), "
+                   "make calibrate measures its p-values' uniformity and rejection rate over independent seeds",
+    "exact": "its level holds by construction (an exact test): make calibrate computes its size at the sizes "
+             "used instead of simulating it (the kind's exact_size)",
+    "interval": "an interval null whose true value is unknown: conservative inside the interval; at its nearer "
+                "end the one-sided normal test of a mean, whose tail error the planner bounds -- not calibrated "
+                "over seeds, for want of a true value to centre the p-values on",
+    "deterministic": "no p-value: it fails only where its identity, value, proof or source does, whatever the seed",
+}
 
 
 # ------------------------------------------------------------------ the design's standard deviation
@@ -246,11 +263,26 @@ class Check:
     tail_test: ClassVar[str | None] = None
     keeps_rows: ClassVar[bool] = False
     draws: ClassVar[bool] = True
-    #: For ``make calibrate``: whether a statistical check's null hypothesis is true by
-    #: construction (its p-values must then be uniform), and whether its estimate minus
-    #: expected value, in MCSE units, gives a mutant's declared power.
-    null_by_construction: ClassVar[bool] = False
+    #: For ``make calibrate``: how the kind's false-fail rate is known (a key of
+    #: :data:`CALIBRATIONS`; a class that names a ``kind`` must say, in its own body), and
+    #: whether its estimate minus expected value, in MCSE units, gives a mutant's declared power.
+    calibration: ClassVar[str] = ""
     power_from_shift: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "kind" not in cls.__dict__ or not cls.kind:
+            return  # a shared base (SizedCheck), not a kind
+        if "calibration" not in cls.__dict__ or cls.calibration not in CALIBRATIONS:
+            raise TypeError(f"check kind {cls.kind!r} ({cls.__name__}) must say how its false-fail rate is known: "
+                            f"a class attribute calibration, one of {sorted(CALIBRATIONS)}; got "
+                            f"{cls.__dict__.get('calibration', 'none')!r}")
+        if cls.calibration == "exact" and cls.exact_size is Check.exact_size:
+            raise TypeError(f"check kind {cls.kind!r} ({cls.__name__}) is exact by construction, so it must compute "
+                            "its size: define exact_size(n, alpha, formulas)")
+        if cls.calibration in ("exact", "interval", "monte-carlo") and not cls.statistical:
+            raise TypeError(f"check kind {cls.kind!r} ({cls.__name__}): a {cls.calibration!r} kind has a p-value, "
+                            "so it must be statistical")
 
     def __post_init__(self):
         if type(self) is Check:
@@ -319,6 +351,11 @@ class Check:
     def power_design(self, ctx: DesignContext, alpha):
         """``(n, design sd, how)``: rows per simulation it reads at per-test level ``alpha``."""
         raise NotImplementedError
+
+    def exact_size(self, n, alpha, formulas):
+        """For a kind exact by construction: the largest probability, over the values its null
+        allows, that its test at level ``alpha`` rejects with ``n`` rows (computed, not simulated)."""
+        raise NotImplementedError(f"a {self.kind} check is not exact by construction")
 
     def least_rows(self, alpha):
         """The fewest rows at which the check can decide what it must at level ``alpha``, whatever

@@ -111,7 +111,7 @@ class CategoricalCheck(Check):
     kind: ClassVar[str] = "categorical"
     statistical: ClassVar[bool] = True
     keeps_rows: ClassVar[bool] = True
-    null_by_construction: ClassVar[bool] = True  # stated probabilities: under them the p-values are uniform
+    calibration: ClassVar[str] = "monte-carlo"  # chi-square at finite n, under the stated probabilities
 
     def validate(self):
         if not isinstance(self.measure, Measure):

@@ -29,6 +29,7 @@ class IdentityCheck(Check):
     rows: int | None = None
 
     kind: ClassVar[str] = "identity"
+    calibration: ClassVar[str] = "deterministic"
 
     def validate(self):
         if not isinstance(self.measure, Measure):
@@ -58,6 +59,7 @@ class ExactCheck(Check):
     expected: Callable = None
 
     kind: ClassVar[str] = "exact"
+    calibration: ClassVar[str] = "deterministic"
     draws: ClassVar[bool] = False
 
     def validate(self):

@@ -124,6 +124,7 @@ class DocumentaryCheck(Check):
     verdict: str = ""
 
     kind: ClassVar[str] = "documentary"
+    calibration: ClassVar[str] = "deterministic"
     draws: ClassVar[bool] = False
 
     def validate(self):

@@ -38,7 +38,7 @@ class IntervalCheck(SizedCheck):
     kind: ClassVar[str] = "interval"
     # Its null is the text's interval, not an exact value: no uniform p-values to expect,
     # and no mean shift to declare a mutant's power from.
-    null_by_construction: ClassVar[bool] = False
+    calibration: ClassVar[str] = "interval"
     power_from_shift: ClassVar[bool] = False
 
     def validate(self):

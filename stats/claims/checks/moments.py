@@ -39,7 +39,6 @@ class SizedCheck(Check):
     tail_index: float = math.inf
 
     statistical: ClassVar[bool] = True
-    null_by_construction: ClassVar[bool] = True
     power_from_shift: ClassVar[bool] = True
     tail_test: ClassVar[str | None] = "mean"
     min_tail_index: ClassVar[float] = MEAN_TEST_MIN_TAIL_INDEX
@@ -124,6 +123,7 @@ class MeanCheck(SizedCheck):
     expected: Callable = None
 
     kind: ClassVar[str] = "mean"
+    calibration: ClassVar[str] = "monte-carlo"
 
     def validate(self):
         self.need_measures("measure")
@@ -160,6 +160,7 @@ class VarianceCheck(MeanCheck):
     ``target`` is relative, and the design sd is that of the log sample variance per row."""
 
     kind: ClassVar[str] = "variance"
+    calibration: ClassVar[str] = "monte-carlo"
     tail_test: ClassVar[str | None] = "log_variance"
     min_tail_index: ClassVar[float] = VARIANCE_TEST_MIN_TAIL_INDEX
 
@@ -198,6 +199,7 @@ class RatioCheck(VarianceCheck):
     measure_b: Measure = None
 
     kind: ClassVar[str] = "ratio"
+    calibration: ClassVar[str] = "monte-carlo"
 
     def validate(self):
         self.need_measures("measure_b")
@@ -223,6 +225,7 @@ class TwoSampleCheck(MeanCheck):
     expected: Callable = _no_difference
 
     kind: ClassVar[str] = "two_sample"
+    calibration: ClassVar[str] = "monte-carlo"
 
     def validate(self):
         self.need_measures("measure_b")

@@ -26,6 +26,7 @@ class ProofCheck(Check):
     shapes: str = ""
 
     kind: ClassVar[str] = "proof"
+    calibration: ClassVar[str] = "deterministic"
     draws: ClassVar[bool] = False
 
     def validate(self):

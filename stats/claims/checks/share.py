@@ -68,8 +68,8 @@ class ShareCheck(Check):
 
     kind: ClassVar[str] = "share"
     statistical: ClassVar[bool] = True
-    # An interval null, tested exactly and conservatively: no uniform p-values to expect.
-    null_by_construction: ClassVar[bool] = False
+    # An interval null, tested exactly and conservatively: its size is computed (exact_size).
+    calibration: ClassVar[str] = "exact"
     power_from_shift: ClassVar[bool] = False
 
     def validate(self):
@@ -92,6 +92,23 @@ class ShareCheck(Check):
     def power_design(self, ctx, alpha):
         n = share_sample_size(*self._bounds(), self.target, alpha=alpha, beta=ctx.beta)
         return n, 0.5, "exact binomial power"
+
+    def exact_size(self, n, alpha, formulas=None):
+        r"""The test's size with ``n`` rows at level ``alpha``: the rejection region R of
+        :func:`~stats.inference.significance.share_interval_test` enumerated, then
+        :math:`P_{lo}(R_{below}) + P_{hi}(R_{above})`.  Each tail's rejection probability is
+        monotone in the share, so this is the supremum over the interval when only one end can
+        reject (an end at 0 or 1) and an upper bound on it otherwise; by construction at most
+        ``2 alpha``, and at most ``alpha`` when one end is 0 or 1."""
+        from scipy import stats as sps
+
+        lo, hi = self._bounds()
+        k = np.arange(int(n) + 1)
+        below = (k / n < lo) & (sps.binom.cdf(k, n, lo) < alpha) if lo > 0 else np.zeros(k.size, dtype=bool)
+        above = (k / n > hi) & (sps.binom.sf(k - 1, n, hi) < alpha) if hi < 1 else np.zeros(k.size, dtype=bool)
+        size = (sps.binom.pmf(k[below], n, lo).sum() if below.any() else 0.0) + \
+            (sps.binom.pmf(k[above], n, hi).sum() if above.any() else 0.0)
+        return float(min(1.0, size))
 
     def least_rows(self, alpha):
         """With an erratum recorded, the fewest rows at which the text's interval can be refuted at
