@@ -221,7 +221,7 @@ def build_parser():
                         "stopped part-way resumes from the seeds it finished")
     c.add_argument("--mutant-seeds", type=cli.count, default=None,
                    help="how many of the seeds (the first) also run the planted mistakes, which are most of the time "
-                        "(default: 12, or --seeds if fewer); each mutant's detectable_shortfall says what they can see")
+                        "(default: 10, or --seeds if fewer); each mutant's detectable_shortfall says what they can see")
     c.add_argument("--n-factor", type=cli.positive_float, default=0.02,
                    help="sample sizes as a share of the design (default 0.02)")
     c.add_argument("--seed", type=cli.seed, default=DEFAULT_SEED, help="root of the spawned seeds and of the pilot runs")

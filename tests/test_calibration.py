@@ -19,7 +19,7 @@ from stats.claims.simulating import simulate
 from stats.claims.verdicts import ERROR
 
 CLAIMS = ("raw-variance-width,correlated-variance,jacobian-properties,training-t5-folding,"
-          "mostly-one-hot,saturated-jacobian-vanishes,jacobian-spectrum,asymptotic-laws-vs-mc")
+          "mostly-one-hot,saturated-jacobian-vanishes,jacobian-spectrum,asymptotic-laws-vs-mc")  # interval checks too
 # The exact sampler's two mutants are not caught deterministically, and the checks they move mix
 # ones whose shift declares a power with ones whose shift does not, in either order.
 MUTANT_NAMES = ("variance-off-2pct", "variance-dk-squared", "jacobian-plus-aat", "t5-adam-ratio-dk", "proof-ds-sign",
@@ -47,7 +47,8 @@ def _drawing_everything(the_plan, mutants, null, root):
         d = (mt["estimate"] - mt["expected"]).to_numpy(dtype=float)[:len(rows)] - true_shift[rows]
         shift[j, rows] = np.where(shiftable[rows] & np.isfinite(d), d, 0.0)
     mcse = np.where(shiftable, table["mcse"].to_numpy(dtype=float), np.nan)
-    return table["p_value"].to_numpy(dtype=float)[null], np.array(caught), shift, np.array(exact), mcse
+    numbers = table[["p_value", "estimate", "mcse"]].to_numpy(dtype=float).T[:, null]
+    return numbers, np.array(caught), shift, np.array(exact), mcse
 
 
 def test_a_seed_draws_only_what_its_numbers_read_and_gets_the_same_numbers():
@@ -63,6 +64,7 @@ def test_a_seed_draws_only_what_its_numbers_read_and_gets_the_same_numbers():
         calibration._STATE = None
     ref_pv, ref_caught, ref_shift, ref_exact, ref_mcse = _drawing_everything(the_plan, mutants, null, root)
     assert len(null) > 0 and exact.any() and not exact.all()  # the plan tests both paths
+    assert {the_plan.checks[i].check.calibration for i in null} == {"monte-carlo", "interval"}
     np.testing.assert_array_equal(pv, ref_pv)
     np.testing.assert_array_equal(caught, ref_caught)
     np.testing.assert_array_equal(exact, ref_exact)
@@ -181,6 +183,8 @@ def test_exact_levels_are_computed_for_the_plans_share_checks():
     shares = [p for p in the_plan.checks if p.check.test == "share" and not p.untestable]
     assert len(table) == len(shares) > 0 and (table["test"] == "share").all()
     assert table["holds"].all() and (table["size"] <= table["level"]).all() and (table["size"] >= 0).all()
+    assert (table["size_at_design"] <= table["level"]).all() and (table["n_design"] >= table["n"]).all()
+    assert (table["n_design"] > table["n"]).any()  # a calibration's plan is smaller than the design
     assert (table["level"] == the_plan.per_test).all()
 
 
@@ -228,3 +232,30 @@ def test_what_a_seed_count_can_detect_refuses_bad_input_by_name():
     for declared in (-0.1, 1.5, float("nan"), "x"):
         with pytest.raises(ValueError, match="declared"):
             calibration.shortfall_detectable(10, declared, alpha=1e-3)
+
+
+def test_an_interval_checks_p_values_are_centred_on_its_mean_over_the_seeds():
+    """An interval check's null holds a true value nobody knows: its estimates are centred on their
+    mean over the seeds and scaled by each seed's MCSE.  Estimates drawn with the MCSE they report
+    give uniform p-values (KS at 1e-3, a false-fail rate of 1e-3); an MCSE reported half its true
+    size -- the fault the calibration exists to catch -- does not.  A monte-carlo check's own
+    p-values pass through untouched."""
+    from scipy import stats as sps
+
+    the_plan = plan(select="mostly-one-hot,raw-variance-width", n_factor=0.02)
+    null = calibration._null_checks(the_plan)
+    kinds = [the_plan.checks[i].check.calibration for i in null]
+    c = kinds.index("interval")
+    rng = np.random.default_rng(np.random.SeedSequence(20261206))
+    seeds = 2000
+    se = rng.uniform(0.5, 2.0, seeds)
+    numbers = np.full((seeds, 3, len(null)), np.nan)
+    numbers[:, 0, :] = rng.uniform(size=(seeds, len(null)))
+    numbers[:, 1, c] = 3.0 + se * rng.standard_normal(seeds)
+    numbers[:, 2, c] = se
+    pv = calibration._interval_pvalues(the_plan, null, numbers)
+    m = kinds.index("monte-carlo")
+    np.testing.assert_array_equal(pv[:, m], numbers[:, 0, m])
+    assert sps.kstest(pv[:, c], "uniform").pvalue > 1e-3
+    numbers[:, 2, c] = se / 2
+    assert sps.kstest(calibration._interval_pvalues(the_plan, null, numbers)[:, c], "uniform").pvalue < 1e-3

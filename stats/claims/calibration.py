@@ -82,7 +82,7 @@ NO_DECLARED_POWER = "none: no check's mean moves at these sizes"
 CALIBRATION_ALPHA = 1e-3  # family-wise level of the calibration's own tests
 #: The seeds the mutants run on by default (the first of the ``seeds``): what they can detect is
 #: each mutant's ``detectable_shortfall``.
-CALIBRATION_MUTANT_SEEDS = 12
+CALIBRATION_MUTANT_SEEDS = 10
 #: The probability at which a table's "detectable" discrepancy is flagged.
 CALIBRATION_POWER = 0.9
 
@@ -95,12 +95,35 @@ def calibration_seeds(seed, count):
 
 
 def _null_checks(the_plan):
-    """Indices of the checks whose null is true by construction."""
-    return [
-        i for i, p in enumerate(the_plan.checks)
-        if not p.untestable and p.check.calibration == "monte-carlo" and p.check.erratum is None
-        and not p.check.label.endswith(CORRECTION_SUFFIX)
-    ]
+    """Indices of the checks the calibration simulates: the ``"monte-carlo"`` ones whose null is
+    true by construction (no erratum), then the ``"interval"`` ones (the text's own, not their
+    corrections), whose p-values it centres on their mean over seeds (:func:`_interval_pvalues`)."""
+    def wanted(p, kind):
+        return (not p.untestable and p.check.calibration == kind and not p.check.label.endswith(CORRECTION_SUFFIX)
+                and (kind == "interval" or p.check.erratum is None))
+
+    return ([i for i, p in enumerate(the_plan.checks) if wanted(p, "monte-carlo")]
+            + [i for i, p in enumerate(the_plan.checks) if wanted(p, "interval")])
+
+
+def _interval_pvalues(the_plan, null, numbers):
+    """Each null check's p-value per seed from ``numbers`` (seeds x (p-value, estimate, MCSE) x
+    checks): the check's own for a ``"monte-carlo"`` check; for an ``"interval"`` check, whose null
+    is an interval around a true value nobody knows, the two-sided normal p-value of its estimate
+    against the mean of its estimates over the seeds, in units of its MCSE -- the normal (or
+    delta-method) approximation its test rests on, calibrated where the truth is estimated from
+    all the seeds (the estimate's own share of that mean, 1/seeds, is left in)."""
+    from scipy import stats as sps
+
+    pv = numbers[:, 0, :].copy()
+    for c, i in enumerate(null):
+        if the_plan.checks[i].check.calibration == "interval":
+            est, se = numbers[:, 1, c], numbers[:, 2, c]
+            ok = np.isfinite(est) & np.isfinite(se) & (se > 0)
+            pv[:, c] = np.nan
+            if ok.sum() >= 2:
+                pv[ok, c] = 2 * sps.norm.sf(np.abs(est[ok] - est[ok].mean()) / se[ok])
+    return pv
 
 
 class Calibration(NamedTuple):
@@ -174,7 +197,7 @@ def calibrate(*, seeds=200, mutant_seeds=None, n_factor=0.02, seed=DEFAULT_SEED,
     finally:
         _STATE = None
     parts = [done[r] for r in roots]
-    pv = np.array([p[0] for p in parts])
+    pv = _interval_pvalues(the_plan, null, np.array([p[0] for p in parts]))
     mparts = parts[:mutant_seeds]
     k = len(mparts)
     caught = np.ones((k, len(mutants)), dtype=bool)
@@ -236,7 +259,7 @@ def _run_phase(tasks, done, store, *, desc, workers, scheduler, progress):
 
 _STATE = None
 #: Bumped when what a seed's file holds changes.
-_SEED_FORMAT = 2
+_SEED_FORMAT = 3
 
 
 class _SeedStore:
@@ -340,7 +363,8 @@ def _one_seed(task):
 
     cache = {}
     null_part = the_plan.part([the_plan.checks[i] for i in null])
-    pvalues = evaluate(null_part, truth(null_part.checks), cache=cache)["p_value"].to_numpy(dtype=float)[:len(null)]
+    table = evaluate(null_part, truth(null_part.checks), cache=cache).iloc[:len(null)]
+    pvalues = table[["p_value", "estimate", "mcse"]].to_numpy(dtype=float).T  # (p-value, estimate, MCSE) x checks
     shiftable = np.array([p.check.power_from_shift for p in the_plan.checks])
     index = {(p.claim.id, p.check.label): i for i, p in enumerate(the_plan.checks)}
     caught = np.zeros(len(mutants), dtype=bool)
@@ -384,10 +408,11 @@ def _one_seed(task):
 
 def exact_levels(the_plan, *, formulas=None):
     """One row per check of the plan whose kind is exact by construction (``calibration ==
-    "exact"``): its rows ``n``, its ``level`` (the plan's per-test level) and ``size``, the
-    probability that its test rejects when its null holds, computed from the test
-    (:meth:`~stats.claims.checks.Check.exact_size`) at those rows -- not simulated.  ``holds``
-    says whether the size is at most the level."""
+    "exact"``): its ``level`` (the plan's per-test level), its rows here ``n`` and the rows its own
+    design asks ``n_design`` (what a full build draws for it at least), and at each the test's
+    ``size``, the probability that it rejects when its null holds, computed from the test
+    (:meth:`~stats.claims.checks.Check.exact_size`) -- not simulated.  ``holds`` says whether
+    both sizes are at most the level."""
     import pandas as pd
 
     from ..formulas import FORMULAS
@@ -398,10 +423,15 @@ def exact_levels(the_plan, *, formulas=None):
         if p.untestable or p.check.calibration != "exact":
             continue
         n = max(int(the_plan.jobs[ms.sim.key].n) for ms in p.check.measures)
+        n_design = max(n, int(p.design_n))
         size = p.check.exact_size(n, the_plan.per_test, formulas)
-        rows.append(dict(claim=p.claim.id, check=p.check.label, test=p.check.test, n=n, level=the_plan.per_test,
-                         size=size, size_over_level=size / the_plan.per_test, holds=size <= the_plan.per_test))
-    return pd.DataFrame(rows, columns=["claim", "check", "test", "n", "level", "size", "size_over_level", "holds"])
+        at_design = size if n_design == n else p.check.exact_size(n_design, the_plan.per_test, formulas)
+        rows.append(dict(claim=p.claim.id, check=p.check.label, test=p.check.test, level=the_plan.per_test, n=n, size=size,
+                         n_design=n_design, size_at_design=at_design,
+                         size_over_level=max(size, at_design) / the_plan.per_test,
+                         holds=max(size, at_design) <= the_plan.per_test))
+    return pd.DataFrame(rows, columns=["claim", "check", "test", "level", "n", "size", "n_design", "size_at_design",
+                                       "size_over_level", "holds"])
 
 
 def rejection_rate_detectable(seeds, *, level=CALIBRATION_LEVEL, alpha, power=CALIBRATION_POWER):
@@ -470,6 +500,8 @@ def _check_table(the_plan, null, pv):
             claim=the_plan.checks[i].claim.id,
             check=the_plan.checks[i].check.label,
             test=the_plan.checks[i].check.test,
+            # "interval": its p-values are centred on its mean over the seeds (_interval_pvalues).
+            calibration=the_plan.checks[i].check.calibration,
             seeds=int(p.size),
             rejection_rate=k / p.size if p.size else math.nan,
             rate_low=float(ci.low) if ci else math.nan,

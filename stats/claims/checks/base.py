@@ -63,9 +63,9 @@ CALIBRATIONS = {
                    "make calibrate measures its p-values' uniformity and rejection rate over independent seeds",
     "exact": "its level holds by construction (an exact test): make calibrate computes its size at the sizes "
              "used instead of simulating it (the kind's exact_size)",
-    "interval": "an interval null whose true value is unknown: conservative inside the interval; at its nearer "
-                "end the one-sided normal test of a mean, whose tail error the planner bounds -- not calibrated "
-                "over seeds, for want of a true value to centre the p-values on",
+    "interval": "an interval null around a true value nobody knows: conservative inside the interval, and at "
+                "its nearer end the one-sided normal (or delta-method) test of a mean; make calibrate calibrates "
+                "that approximation with its estimates centred on their mean over the seeds",
     "deterministic": "no p-value: it fails only where its identity, value, proof or source does, whatever the seed",
 }
 
