@@ -98,3 +98,19 @@ def test_variables_a_nanny_writes_while_the_cluster_runs_are_put_back():
     with local_dask_cluster(n_workers=1):
         os.environ["OMP_NUM_THREADS"] = "1"  # what a nanny restarting a worker does
     assert os.environ.get("OMP_NUM_THREADS") == before
+
+
+def test_a_calibration_on_a_dask_cluster_gives_the_local_tables(cluster, monkeypatch):
+    """``calibrate(scheduler=...)`` draws each seed's blocks on the cluster; its tables are the
+    local run's, byte for byte."""
+    from stats import MUTANTS, plan
+    from stats.claims import calibration
+
+    the_plan = plan(select="raw-variance-width,mostly-one-hot", n_factor=0.02)
+    monkeypatch.setattr(calibration, "plan", lambda **_: the_plan)
+    kw = dict(seeds=3, mutant_seeds=2, n_factor=0.02,
+              mutants=tuple(m for m in MUTANTS if m.name in ("variance-off-2pct", "trace-one-minus-max")))
+    local = calibration.calibrate(**kw)
+    remote = calibration.calibrate(**kw, scheduler=cluster.scheduler_address)
+    for a, b in zip(local[:4], remote[:4]):
+        assert a.to_csv() == b.to_csv()
