@@ -158,7 +158,8 @@ def _cmd_calibrate(args, parser):
     for _, r in mutants[~mutants["meets"]].iterrows():
         print(f"  UNDERPOWERED  {r['mutant']}: caught in {r['catch_rate']:.2f} of seeds, declared {r['declared_power']:.2f}")
     for _, r in exact[~exact["holds"]].iterrows():
-        print(f"  OVER LEVEL    {r['claim']} [{r['check']}]: size {r['size']:.3g} at level {r['level']:.3g} with {r['n']} rows")
+        print(f"  OVER LEVEL    {r['claim']} [{r['check']}]: size {r['size']:.3g} with {r['n']} rows, "
+              f"{r['size_at_design']:.3g} with {r['n_design']}, at level {r['level']:.3g}")
     print(
         f"{len(checks)} null checks over {args.seeds} seeds at n-factor {args.n_factor:g}: "
         + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
@@ -196,7 +197,7 @@ def _cmd_list(args):
 
 
 def build_parser():
-    from .claims.defaults import DEFAULT_SEED
+    from .claims.defaults import CALIBRATION_MUTANT_SEEDS, CALIBRATION_SEEDS, DEFAULT_SEED
     from .engine.executors import default_workers
 
     parser = cli.Parser(prog="python -m stats", description="Verification suite for section 4.3 (scaled dot-product attention).")
@@ -216,12 +217,13 @@ def build_parser():
     v.add_argument("--full", action="store_true", help="print every check, not one line per claim")
     v.add_argument("--no-progress", action="store_true", help="no progress bar")
     c = sub.add_parser("calibrate", help="re-run every claim over many seeds; check the tests' own error rates")
-    c.add_argument("--seeds", type=cli.count, default=200,
-                   help="independent root seeds (default 200, at least 2); each finished seed is kept, and a run "
-                        "stopped part-way resumes from the seeds it finished")
+    c.add_argument("--seeds", type=cli.count, default=CALIBRATION_SEEDS,
+                   help=f"independent root seeds (default {CALIBRATION_SEEDS}, at least 2); each finished seed is kept, "
+                        "and a run stopped part-way resumes from the seeds it finished")
     c.add_argument("--mutant-seeds", type=cli.count, default=None,
                    help="how many of the seeds (the first) also run the planted mistakes, which are most of the time "
-                        "(default: 10, or --seeds if fewer); each mutant's detectable_shortfall says what they can see")
+                        f"(default: {CALIBRATION_MUTANT_SEEDS}, or --seeds if fewer); each mutant's detectable_shortfall "
+                        "says what they can see")
     c.add_argument("--n-factor", type=cli.positive_float, default=0.02,
                    help="sample sizes as a share of the design (default 0.02)")
     c.add_argument("--seed", type=cli.seed, default=DEFAULT_SEED, help="root of the spawned seeds and of the pilot runs")

@@ -53,7 +53,7 @@ import numpy as np
 from .._validation import check_alpha
 from ..inference.significance import holm_adjust
 from .checks import CORRECTION_SUFFIX
-from .defaults import DEFAULT_SEED
+from .defaults import CALIBRATION_MUTANT_SEEDS, CALIBRATION_SEEDS, DEFAULT_SEED
 from .simulating import simulate
 from .evaluation import evaluate, failing, statistical_rows
 from .mutant_runner import affected_checks, mutant_tiers, touched_simulations
@@ -80,9 +80,6 @@ CALIBRATION_LEVEL = 0.05  # the level whose rejection rate is checked
 #: declared power is then the level's, about 0, and its row tests nothing).
 NO_DECLARED_POWER = "none: no check's mean moves at these sizes"
 CALIBRATION_ALPHA = 1e-3  # family-wise level of the calibration's own tests
-#: The seeds the mutants run on by default (the first of the ``seeds``): what they can detect is
-#: each mutant's ``detectable_shortfall``.
-CALIBRATION_MUTANT_SEEDS = 10
 #: The probability at which a table's "detectable" discrepancy is flagged.
 CALIBRATION_POWER = 0.9
 
@@ -149,7 +146,7 @@ def level_counts(the_plan):
     return counts
 
 
-def calibrate(*, seeds=200, mutant_seeds=None, n_factor=0.02, seed=DEFAULT_SEED, mutants=None, workers=1, scheduler=None,
+def calibrate(*, seeds=CALIBRATION_SEEDS, mutant_seeds=None, n_factor=0.02, seed=DEFAULT_SEED, mutants=None, workers=1, scheduler=None,
               progress=False, select=None, resume=None):
     """Run the calibration study; returns a :class:`Calibration`: ``(checks, mutants, pvalues,
     exact, levels)``.

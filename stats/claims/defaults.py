@@ -5,9 +5,13 @@ from __future__ import annotations
 
 from ..settings import DEFAULT_SEED
 
-__all__ = ["CHUNK_NUMBERS", "DEFAULT_SEED", "DRAFT_MIN_ROWS", "DRAFT_PILOT_MIN_ROWS", "DRAFT_ROW_NUMBERS", "FALSE_PASS",
+__all__ = ["CALIBRATION_MUTANT_SEEDS", "CALIBRATION_SEEDS", "CHUNK_NUMBERS", "DEFAULT_SEED", "DRAFT_MIN_ROWS", "DRAFT_PILOT_MIN_ROWS", "DRAFT_ROW_NUMBERS", "FALSE_PASS",
            "FAMILY_ALPHA", "MIN_ROWS", "TAIL_BUDGET"]
 
+#: ``make calibrate``'s seeds, and how many of them (the first) also run the mutants, which are
+#: most of its time (docs/performance.md): what each count detects is in its tables.
+CALIBRATION_SEEDS = 200
+CALIBRATION_MUTANT_SEEDS = 10
 #: Family-wise false-fail rate of the whole registry (Holm).
 FAMILY_ALPHA = 1e-3
 #: Each check's false-pass rate against its target discrepancy, at the design level.
