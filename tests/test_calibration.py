@@ -7,6 +7,8 @@ caught deterministically, its shifts and the checks' MCSEs, are the same numbers
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -59,7 +61,7 @@ def test_a_seed_draws_only_what_its_numbers_read_and_gets_the_same_numbers():
     root = calibration.calibration_seeds(7, 2)[1]
     calibration._STATE = (the_plan, mutants, null, None)
     try:
-        pv, caught, shift, exact, mcse = calibration._one_seed((root, True))
+        (pv, caught, shift, exact, mcse), _ = calibration._one_seed((root, True))
     finally:
         calibration._STATE = None
     ref_pv, ref_caught, ref_shift, ref_exact, ref_mcse = _drawing_everything(the_plan, mutants, null, root)
@@ -85,7 +87,7 @@ def test_a_catch_by_a_check_that_draws_nothing_is_taken_once_for_every_seed():
     assert not calibration._caught_without_draws(the_plan, by_name["variance-dk-squared"])  # caught, but by draws
     calibration._STATE = (the_plan, (by_name["proof-ds-sign"],), calibration._null_checks(the_plan), None)
     try:
-        _, caught, _, exact, _ = calibration._one_seed((calibration.calibration_seeds(7, 2)[0], True))
+        (_, caught, _, exact, _), _ = calibration._one_seed((calibration.calibration_seeds(7, 2)[0], True))
     finally:
         calibration._STATE = None
     assert caught.tolist() == [True] and exact.tolist() == [True]
@@ -260,3 +262,30 @@ def test_an_interval_checks_p_values_are_centred_on_its_mean_over_the_seeds():
     assert sps.kstest(pv[:, c], "uniform").pvalue > 1e-3
     numbers[:, 2, c] = se / 2
     assert sps.kstest(calibration._interval_pvalues(the_plan, null, numbers)[:, c], "uniform").pvalue < 1e-3
+
+
+def test_the_mutant_phase_estimates_the_whole_runs_time_left(monkeypatch):
+    """While the mutant seeds are drawn, the bar says how long the whole run has left, the null-only
+    seeds after them included (at the null checks' measured share of a seed); the last phase's own
+    time left is tqdm's."""
+    import tqdm.auto
+
+    said = []
+
+    class Bar(tqdm.auto.tqdm):  # tqdm itself, recording what it is told to show
+        def __init__(self, *args, **kwargs):
+            self.label = kwargs.get("desc") or ""
+            super().__init__(*args, **kwargs)
+
+        def set_postfix_str(self, s="", refresh=True):
+            said.append((self.label, s))
+            super().set_postfix_str(s, refresh)
+
+    monkeypatch.setattr(tqdm.auto, "tqdm", Bar)
+    the_plan = plan(select="raw-variance-width", n_factor=0.02)
+    monkeypatch.setattr(calibration, "plan", lambda **_: the_plan)
+    calibration.calibrate(seeds=5, mutant_seeds=3, progress=True,
+                          mutants=tuple(m for m in MUTANTS if m.name == "variance-off-2pct"))
+    said = [(d, t) for d, t in said if d.startswith("calibration")]
+    assert len(said) == 2 and all(d.endswith("with the mutants") for d, _ in said)
+    assert all(re.fullmatch(r"whole run about \d+ min left", t) for _, t in said)

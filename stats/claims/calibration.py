@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import math
 import os
+import time
 import warnings
 import zipfile
 from typing import Any, NamedTuple
@@ -186,11 +187,14 @@ def calibrate(*, seeds=CALIBRATION_SEEDS, mutant_seeds=None, n_factor=0.02, seed
     phases = (("calibration seeds with the mutants", [(r, True) for r in roots[:mutant_seeds]]),
               ("calibration seeds, null checks only", [(r, False) for r in roots[mutant_seeds:]]))
     done = {}
+    todos = [_not_stored(tasks, store, done) for _, tasks in phases]
     global _STATE
     _STATE = (the_plan, tuple(mutants[j] for j in seeded), null, scheduler)
     try:
-        for desc, tasks in phases:
-            _run_phase(tasks, done, store, desc=desc, workers=workers, scheduler=scheduler, progress=progress)
+        null_seconds = []
+        for (desc, tasks), todo, later in zip(phases, todos, (len(todos[1]), 0)):
+            _run_phase(tasks, todo, done, store, desc=desc, workers=workers, scheduler=scheduler, progress=progress,
+                       later=later, null_seconds=null_seconds)
     finally:
         _STATE = None
     parts = [done[r] for r in roots]
@@ -215,12 +219,8 @@ def calibrate(*, seeds=CALIBRATION_SEEDS, mutant_seeds=None, n_factor=0.02, seed
     return Calibration(checks, muts, pvalues, exact_levels(the_plan), level_counts(the_plan))
 
 
-def _run_phase(tasks, done, store, *, desc, workers, scheduler, progress):
-    """Draw ``tasks`` ((root, with mutants) pairs) not already in ``store``, into ``done``."""
-    from tqdm.auto import tqdm
-
-    if not tasks:
-        return
+def _not_stored(tasks, store, done):
+    """The ``tasks`` ((root, with mutants) pairs) whose numbers ``store`` lacks; the others' go into ``done``."""
     todo = []
     for root, with_mutants in tasks:
         part = None if store is None else store.load(root, with_mutants=with_mutants)
@@ -228,17 +228,39 @@ def _run_phase(tasks, done, store, *, desc, workers, scheduler, progress):
             todo.append((root, with_mutants))
         else:
             done[root] = part
-    # tqdm's rate and time left are this phase's: its seeds cost alike.
+    return todo
+
+
+def _run_phase(tasks, todo, done, store, *, desc, workers, scheduler, progress, later, null_seconds):
+    """Draw ``todo`` (of ``tasks``) into ``done``, keeping each seed in ``store`` as it finishes.
+
+    The bar's rate and time left are this phase's (its seeds cost alike); where ``later``
+    null-only seeds follow, it also estimates the whole run's time left from them, at the null
+    checks' measured share of each seed (``null_seconds``, filled as seeds finish)."""
+    from tqdm.auto import tqdm
+
+    if not tasks:
+        return
     bar = tqdm(total=len(tasks), initial=len(tasks) - len(todo), desc=desc, unit="seed",
                disable=None if progress else True)
+    parallel = workers > 1 and scheduler is None and len(todo) > 1
+    start, drawn = time.perf_counter(), 0
 
-    def keep(task, part):
+    def keep(task, result):
+        nonlocal drawn
+        part, seconds = result
         if store is not None:
             store.save(task[0], part)
         done[task[0]] = part
+        null_seconds.append(seconds)
+        drawn += 1
+        if later and drawn < len(todo):
+            per_seed = (time.perf_counter() - start) / drawn
+            left = per_seed * (len(todo) - drawn) + later * float(np.mean(null_seconds)) / (workers if parallel else 1)
+            bar.set_postfix_str(f"whole run about {math.ceil(left / 60)} min left")
         bar.update()
 
-    if workers > 1 and scheduler is None and len(todo) > 1:
+    if parallel:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
@@ -246,8 +268,8 @@ def _run_phase(tasks, done, store, *, desc, workers, scheduler, progress):
         methods = multiprocessing.get_all_start_methods()
         ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
         with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-            for task, part in zip(todo, pool.map(_one_seed, todo)):
-                keep(task, part)
+            for task, result in zip(todo, pool.map(_one_seed, todo)):
+                keep(task, result)
     else:
         for task in todo:
             keep(task, _one_seed(task))
@@ -332,7 +354,8 @@ def _without_mutants(part):
 
 
 def _one_seed(task):
-    """One seed's p-values of the null checks, and per mutant: caught, shift per check, exact failure.
+    """One seed's p-values of the null checks, and per mutant: caught, shift per check, exact failure;
+    and the seconds its null checks took (for the time-left estimate, not kept).
 
     ``task`` is ``(root, with_mutants)``; without the mutants, their arrays are empty.
 
@@ -345,6 +368,7 @@ def _one_seed(task):
     draw would, for its catch and its shifts; so every number is the one the whole plan's draw
     gives, without drawing what no number reads.
     """
+    start = time.perf_counter()
     root, with_mutants = task
     the_plan, mutants, null, scheduler = _STATE
     if not with_mutants:
@@ -362,6 +386,7 @@ def _one_seed(task):
     null_part = the_plan.part([the_plan.checks[i] for i in null])
     table = evaluate(null_part, truth(null_part.checks), cache=cache).iloc[:len(null)]
     pvalues = table[["p_value", "estimate", "mcse"]].to_numpy(dtype=float).T  # (p-value, estimate, MCSE) x checks
+    null_seconds = time.perf_counter() - start
     shiftable = np.array([p.check.power_from_shift for p in the_plan.checks])
     index = {(p.claim.id, p.check.label): i for i, p in enumerate(the_plan.checks)}
     caught = np.zeros(len(mutants), dtype=bool)
@@ -400,7 +425,7 @@ def _one_seed(task):
                  - (true_table["estimate"] - true_table["expected"]).to_numpy(dtype=float)[:n])
             shift[j, rows] = np.where(np.isfinite(d), d, 0.0)
             mcse[rows] = true_table["mcse"].to_numpy(dtype=float)[:n]
-    return pvalues, caught, shift, exact_fail, mcse
+    return (pvalues, caught, shift, exact_fail, mcse), null_seconds
 
 
 def exact_levels(the_plan, *, formulas=None):
