@@ -255,7 +255,8 @@ def _run_phase(tasks, todo, done, store, *, desc, workers, scheduler, progress, 
         null_seconds.append(seconds)
         drawn += 1
         if later and drawn < len(todo):
-            per_seed = (time.perf_counter() - start) / drawn
+            # The first seeds of a pool finish together, each having taken a worker the whole time.
+            per_seed = (time.perf_counter() - start) / max(drawn, min(workers, len(todo)) if parallel else 1)
             left = per_seed * (len(todo) - drawn) + later * float(np.mean(null_seconds)) / (workers if parallel else 1)
             bar.set_postfix_str(f"whole run about {math.ceil(left / 60)} min left")
         bar.update()
