@@ -181,6 +181,12 @@ def test_findings_md_counts_the_mutants_and_the_calibration_when_they_ran(small_
     assert "**DRAFT**" not in text
     assert "| planted mistakes (mutants) caught | 5 of 5 |" in text
     assert "9 null checks over 20 seeds: calibrated 9; 5 of 5 mutants" in text
+    (tmp_path / "calibration.run.json").write_text(json.dumps(
+        dict(seeds=20, verdicts={"calibrated": 9}, mutants_meeting_power=5, mutants=5, exact_checks=3, exact_at_level=3,
+             mutant_seeds=4, mutants_untested=1)))
+    text = report.build_findings(tmp_path).read_text()
+    assert ("9 null checks over 20 seeds: calibrated 9; 3 of 3 checks exact by construction at most their level (sizes "
+            "computed); 5 of 5 mutants caught at least as often as declared over 4 seeds (1 whose rows test nothing") in text
 
 
 def test_findings_md_is_written_by_the_report_command(small_run, tmp_path):
@@ -220,3 +226,39 @@ def test_a_regraded_finding_says_why_in_the_readme_and_findings_md(small_run, mo
     out, _ = small_run
     text = report.build_findings(out).read_text()
     assert why in next(line for line in text.splitlines() if "`t5-differ-slightly`" in line and line.startswith("|"))
+
+
+def test_the_page_shows_the_calibration_and_says_when_it_is_older_than_the_claims(small_run, tmp_path):
+    """What `make calibrate` wrote reaches the page: how each kind's level is known, the three
+    results with what their seed counts detect, the three tables; and a calibration run at another
+    commit than the claims is marked as older."""
+    out, _ = small_run
+    (tmp_path / "claims.csv").write_bytes((out / "claims.csv").read_bytes())
+    run = json.loads((out / "claims.run.json").read_text())
+    (tmp_path / "claims.run.json").write_text(json.dumps({**run, "git_commit": "feedbee"}))
+    pd.DataFrame([dict(claim="c", check="k", test="mean", calibration="monte-carlo", seeds=20, rejection_rate=0.05,
+                       calibrated=True, verdict="calibrated")]).to_csv(tmp_path / "calibration.csv", index=False)
+    pd.DataFrame([dict(mutant="m", seeds=4, catch_rate=1.0, declared_power=1.0, meets=True,
+                       detectable_shortfall=0.438)]).to_csv(tmp_path / "calibration-mutants.csv", index=False)
+    pd.DataFrame([dict(claim="s", check="share", test="share", level=2e-6, n=8, size=1e-6, n_design=30,
+                       size_at_design=1.5e-6, size_over_level=0.75, holds=True)]).to_csv(tmp_path / "calibration-exact.csv",
+                                                                                           index=False)
+    cal = dict(seed=7, n_factor=0.02, seeds=20, mutant_seeds=4, level=0.05, power=0.9, family_alpha=1e-3,
+               verdicts={"calibrated": 1}, checks_by_calibration={"monte-carlo": 1, "exact": 1, "interval": 0, "deterministic": 3},
+               detectable_rejection_rate=0.5, exact_checks=1, exact_at_level=1, exact_largest_size_over_level=0.75,
+               mutants_meeting_power=1, mutants=1, mutants_untested=0, detectable_shortfall_at_power_1=0.438,
+               git_commit="0ldc0de")
+    (tmp_path / "calibration.run.json").write_text(json.dumps(cal))
+    report.build_page(tmp_path)
+    html = (tmp_path / "index.html").read_text()
+    section = html[html.index('<h2 id="calibration">'):html.index('<h2 id="numbers">')]
+    assert "Older than the claims" in section and "0ldc0de" in section
+    assert "1 null checks over 20 seeds: 1 calibrated" in section and "rejecting at 0.5 instead of 0.05" in section
+    assert "1 of 1 checks have a computed size at most their level; the largest is 0.75 times" in section
+    assert "over the first 4 seeds" in section and "fewer than 56% of them" in section
+    for kind in ("monte-carlo", "exact", "interval", "deterministic"):
+        assert f"<td>{kind}</td>" in section
+    assert "Planted mistakes at their declared power" in section and "size_at_design" in section
+    (tmp_path / "calibration.run.json").write_text(json.dumps({**cal, "git_commit": "feedbee"}))
+    report.build_page(tmp_path)
+    assert "Older than the claims" not in (tmp_path / "index.html").read_text()
