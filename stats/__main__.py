@@ -104,18 +104,14 @@ def _verify(args, chosen, the_plan, out, name, mname, scheduler, start):
 
 def _cmd_calibrate(args, parser):
     from .io import write_csv, write_text
-    from .claims.calibration import (
-        CALIBRATION_ALPHA, CALIBRATION_LEVEL, CALIBRATION_MUTANT_SEEDS, CALIBRATION_POWER, calibrate,
-        calibration_passed, shortfall_detectable,
-    )
+    from .claims.calibration import CALIBRATION_ALPHA, CALIBRATION_LEVEL, CALIBRATION_POWER, calibrate, calibration_passed
     from .claims.console import provenance, provenance_json
 
     out = cli.writable_dir(args.out, parser)
     cli.output_files(out, ["calibration-pvalues.csv", "calibration-mutants.csv", "calibration.csv", "calibration-exact.csv",
                            "calibration.run.json"], parser)
-    mutant_seeds = min(CALIBRATION_MUTANT_SEEDS, args.seeds) if args.mutant_seeds is None else args.mutant_seeds
-    if mutant_seeds > args.seeds:
-        parser.error(f"--mutant-seeds must be at most --seeds ({args.seeds}); got {mutant_seeds}")
+    if args.mutant_seeds is not None and args.mutant_seeds > args.seeds:
+        parser.error(f"--mutant-seeds must be at most --seeds ({args.seeds}); got {args.mutant_seeds}")
     scheduler = cli.dask_client(args.scheduler, parser)
     t0 = time.perf_counter()
     try:
@@ -123,7 +119,7 @@ def _cmd_calibrate(args, parser):
 
         # Each finished seed is kept, so a run stopped part-way resumes from the seeds it finished.
         result = calibrate(
-            seeds=args.seeds, mutant_seeds=mutant_seeds, n_factor=args.n_factor, seed=args.seed, workers=args.workers,
+            seeds=args.seeds, mutant_seeds=args.mutant_seeds, n_factor=args.n_factor, seed=args.seed, workers=args.workers,
             scheduler=scheduler, progress=not args.no_progress, resume=cache_dir() / "calibration",
         )
     finally:
@@ -131,6 +127,7 @@ def _cmd_calibrate(args, parser):
             scheduler.close()
     seconds = time.perf_counter() - t0
     checks, mutants, pvalues, exact = result.checks, result.mutants, result.pvalues, result.exact
+    mutant_seeds = int(mutants["seeds"].iloc[0])
     write_csv(pvalues, out / "calibration-pvalues.csv")
     write_csv(mutants, out / "calibration-mutants.csv")
     write_csv(checks, out / "calibration.csv")
@@ -149,7 +146,8 @@ def _cmd_calibrate(args, parser):
         exact_largest_size_over_level=float(exact["size_over_level"].max()) if len(exact) else None,
         mutants_meeting_power=int(mutants["meets"].sum()), mutants=len(mutants), mutants_untested=int(untested.sum()),
         # A mutant declared caught on every seed is flagged when caught in fewer than 1 - this of them.
-        detectable_shortfall_at_power_1=shortfall_detectable(mutant_seeds, 1.0, alpha=CALIBRATION_ALPHA / max(len(mutants), 1)),
+        detectable_shortfall_at_power_1=float(mutants.loc[mutants["declared_power"] == 1, "detectable_shortfall"].iloc[0])
+        if (mutants["declared_power"] == 1).any() else None,
         seconds=round(seconds, 1),
     )), out / "calibration.run.json")
     bad = checks[checks["verdict"] == "MISCALIBRATED"]

@@ -52,6 +52,7 @@ import numpy as np
 
 # pandas and scipy.stats are imported where they are used (see stats/models/__init__.py).
 from .._validation import check_alpha
+from ..engine.executors import pool_context
 from ..inference.significance import holm_adjust
 from .checks import CORRECTION_SUFFIX
 from .defaults import CALIBRATION_MUTANT_SEEDS, CALIBRATION_SEEDS, DEFAULT_SEED
@@ -262,13 +263,10 @@ def _run_phase(tasks, todo, done, store, *, desc, workers, scheduler, progress, 
         bar.update()
 
     if parallel:
-        import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
         # Seeds are independent: one per worker process (forked, so the plan is shared, not pickled).
-        methods = multiprocessing.get_all_start_methods()
-        ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=pool_context()) as pool:
             for task, result in zip(todo, pool.map(_one_seed, todo)):
                 keep(task, result)
     else:
@@ -349,9 +347,8 @@ def _fails_deterministically(table, part):
 
 def _without_mutants(part):
     """A seed's numbers as a seed drawn for the null checks only has them (no mutant's)."""
-    pvalues, _, shift, _, mcse = part
-    return pvalues, np.zeros(0, dtype=bool), np.zeros((0, shift.shape[-1] if shift.ndim == 2 else 0)), \
-        np.zeros(0, dtype=bool), np.full(mcse.shape, np.nan)
+    numbers, _, shift, _, mcse = part
+    return numbers, np.zeros(0, dtype=bool), np.zeros((0, shift.shape[1])), np.zeros(0, dtype=bool), np.full(mcse.shape, np.nan)
 
 
 def _one_seed(task):
@@ -386,7 +383,7 @@ def _one_seed(task):
     cache = {}
     null_part = the_plan.part([the_plan.checks[i] for i in null])
     table = evaluate(null_part, truth(null_part.checks), cache=cache).iloc[:len(null)]
-    pvalues = table[["p_value", "estimate", "mcse"]].to_numpy(dtype=float).T  # (p-value, estimate, MCSE) x checks
+    numbers = table[["p_value", "estimate", "mcse"]].to_numpy(dtype=float).T  # (p-value, estimate, MCSE) x checks
     null_seconds = time.perf_counter() - start
     shiftable = np.array([p.check.power_from_shift for p in the_plan.checks])
     index = {(p.claim.id, p.check.label): i for i, p in enumerate(the_plan.checks)}
@@ -426,7 +423,7 @@ def _one_seed(task):
                  - (true_table["estimate"] - true_table["expected"]).to_numpy(dtype=float)[:n])
             shift[j, rows] = np.where(np.isfinite(d), d, 0.0)
             mcse[rows] = true_table["mcse"].to_numpy(dtype=float)[:n]
-    return (pvalues, caught, shift, exact_fail, mcse), null_seconds
+    return (numbers, caught, shift, exact_fail, mcse), null_seconds
 
 
 def exact_levels(the_plan, *, formulas=None):
@@ -449,10 +446,10 @@ def exact_levels(the_plan, *, formulas=None):
         n_design = max(n, int(p.design_n))
         size = p.check.exact_size(n, the_plan.per_test, formulas)
         at_design = size if n_design == n else p.check.exact_size(n_design, the_plan.per_test, formulas)
+        worst = max(size, at_design)
         rows.append(dict(claim=p.claim.id, check=p.check.label, test=p.check.test, level=the_plan.per_test, n=n, size=size,
-                         n_design=n_design, size_at_design=at_design,
-                         size_over_level=max(size, at_design) / the_plan.per_test,
-                         holds=max(size, at_design) <= the_plan.per_test))
+                         n_design=n_design, size_at_design=at_design, size_over_level=worst / the_plan.per_test,
+                         holds=worst <= the_plan.per_test))
     return pd.DataFrame(rows, columns=["claim", "check", "test", "level", "n", "size", "n_design", "size_at_design",
                                        "size_over_level", "holds"])
 
@@ -517,8 +514,8 @@ def _check_table(the_plan, null, pv):
         p = p[np.isfinite(p)]
         k = int((p < CALIBRATION_LEVEL).sum())
         ks = sps.kstest(p, "uniform") if p.size >= 2 else None
-        # The rejection rate's exact (Clopper-Pearson) 95% interval.
-        ci = sps.binomtest(k, p.size, CALIBRATION_LEVEL).proportion_ci(0.95) if p.size else None
+        test = sps.binomtest(k, p.size, CALIBRATION_LEVEL) if p.size else None
+        ci = test.proportion_ci(0.95) if test else None  # the rejection rate's exact (Clopper-Pearson) interval
         rows.append(dict(
             claim=the_plan.checks[i].claim.id,
             check=the_plan.checks[i].check.label,
@@ -529,7 +526,7 @@ def _check_table(the_plan, null, pv):
             rejection_rate=k / p.size if p.size else math.nan,
             rate_low=float(ci.low) if ci else math.nan,
             rate_high=float(ci.high) if ci else math.nan,
-            binomial_p=float(sps.binomtest(k, p.size, CALIBRATION_LEVEL).pvalue) if p.size else math.nan,
+            binomial_p=float(test.pvalue) if test else math.nan,
             ks_distance=float(ks.statistic) if ks else math.nan,
             ks_p=float(ks.pvalue) if ks else math.nan,
             mean_p=float(p.mean()) if p.size else math.nan,

@@ -26,16 +26,24 @@ __all__ = ["ShareCheck", "share_sample_size"]
 MAX_SHARE_ROWS = 1 << 16
 
 
+def _rejection_region(n, lo, hi, alpha):
+    """``(k, below, above)``: the outcomes 0..n and where the exact interval test
+    (:func:`~stats.inference.significance.share_interval_test`) rejects at level ``alpha``,
+    below the interval's lower end and above its upper end (an end at 0 or 1 rejects nowhere)."""
+    from scipy import stats as sps
+
+    k = np.arange(int(n) + 1)
+    below = (k / n < lo) & (sps.binom.cdf(k, n, lo) < alpha) if lo > 0 else np.zeros(k.size, dtype=bool)
+    above = (k / n > hi) & (sps.binom.sf(k - 1, n, hi) < alpha) if hi < 1 else np.zeros(k.size, dtype=bool)
+    return k, below, above
+
+
 def _power(n, lo, hi, alternative, alpha):
     """P(the exact interval test rejects at level alpha) when the true share is ``alternative``."""
     from scipy import stats as sps
 
-    k = np.arange(n + 1)
-    if alternative < lo:
-        reject = sps.binom.cdf(k, n, lo) < alpha
-    else:
-        reject = sps.binom.sf(k - 1, n, hi) < alpha
-    return float(sps.binom.pmf(k, n, alternative)[reject].sum())
+    k, below, above = _rejection_region(n, lo, hi, alpha)
+    return float(sps.binom.pmf(k, n, alternative)[below if alternative < lo else above].sum())
 
 
 def share_sample_size(lo, hi, target, *, alpha, beta):
@@ -103,9 +111,7 @@ class ShareCheck(Check):
         from scipy import stats as sps
 
         lo, hi = self._bounds()
-        k = np.arange(int(n) + 1)
-        below = (k / n < lo) & (sps.binom.cdf(k, n, lo) < alpha) if lo > 0 else np.zeros(k.size, dtype=bool)
-        above = (k / n > hi) & (sps.binom.sf(k - 1, n, hi) < alpha) if hi < 1 else np.zeros(k.size, dtype=bool)
+        k, below, above = _rejection_region(n, lo, hi, alpha)
         size = (sps.binom.pmf(k[below], n, lo).sum() if below.any() else 0.0) + \
             (sps.binom.pmf(k[above], n, hi).sum() if above.any() else 0.0)
         return float(min(1.0, size))
