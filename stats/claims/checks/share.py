@@ -38,12 +38,24 @@ def _rejection_region(n, lo, hi, alpha):
     return k, below, above
 
 
-def _power(n, lo, hi, alternative, alpha):
-    """P(the exact interval test rejects at level alpha) when the true share is ``alternative``."""
+def _powers(n, lo, hi, alternatives, alpha):
+    """P(the exact interval test rejects at level alpha) at each true share in ``alternatives``
+    (one rejection region, every share at once): the region's tail below ``lo`` for a share
+    below it, the tail above ``hi`` otherwise."""
     from scipy import stats as sps
 
     k, below, above = _rejection_region(n, lo, hi, alpha)
-    return float(sps.binom.pmf(k, n, alternative)[below if alternative < lo else above].sum())
+    a = np.asarray(alternatives, dtype=np.float64)
+    out = np.zeros(a.size)
+    for tail, which in ((below, a < lo), (above, a >= lo)):
+        if which.any():
+            out[which] = sps.binom.pmf(k[tail][None, :], n, a[which][:, None]).sum(axis=1)
+    return out
+
+
+def _power(n, lo, hi, alternative, alpha):
+    """P(the exact interval test rejects at level alpha) when the true share is ``alternative``."""
+    return float(_powers(n, lo, hi, [alternative], alpha)[0])
 
 
 def share_sample_size(lo, hi, target, *, alpha, beta):
@@ -143,10 +155,13 @@ class ShareCheck(Check):
 
 
 def _detectable(n, lo, hi, alpha, beta, steps=200):
+    """The smallest distance beyond the interval's farther-detected end, on a grid of ``1/steps``,
+    at which the test has power ``1 - beta`` (inf when no share in [0, 1] gives it)."""
     worst = 0.0
     for end, sign in ((lo, -1), (hi, 1)):
         grid = [end + sign * i / steps for i in range(1, steps + 1) if 0 <= end + sign * i / steps <= 1]
-        hit = next((abs(a - end) for a in grid if _power(n, lo, hi, a, alpha) >= 1 - beta), None)
-        if grid:
-            worst = max(worst, hit if hit is not None else float("inf"))
+        if not grid:
+            continue
+        powered = np.flatnonzero(_powers(n, lo, hi, grid, alpha) >= 1 - beta)
+        worst = max(worst, abs(grid[powered[0]] - end) if powered.size else float("inf"))
     return worst
