@@ -5,8 +5,8 @@
 # depend on its module and on the stats modules it imports (reports/.deps/*.d, generated);
 # its figures on that data and on analyses/_style.py; the claims table on stats/.  Nothing
 # changed: nothing runs.  Every output is written atomically, so an interrupted run never
-# leaves a file that looks up to date.  Knobs: SEED=<int>, QUICK=1 (a draft in well under a
-# minute), WORKERS=<n> (default: all cores), EVIDENCE=full (the decisive training cells at the
+# leaves a file that looks up to date.  Knobs: SEED=<int>, QUICK=1 (a draft: a fiftieth of
+# the sample sizes, no mutants), WORKERS=<n> (default: all cores), EVIDENCE=full (the decisive training cells at the
 # widths the text names, d_k = 512 and 1024: stats/settings/decisive.py; docs/performance.md has its cost).
 
 PYTHON ?= python3

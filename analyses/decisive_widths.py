@@ -59,8 +59,8 @@ FIGURES = {
     "decisive_trained": dict(
         width="full",
         caption="What training left at each head's chosen rate, per cell (shape, optimiser): the mean logit of a "
-        "query's right key on the held-out probe (left; the score the softmax is given, after any division) and the "
-        "mean cosine of a query and its right key (right), means over the confirm stage's runs, bars 2 standard errors; "
+        "query's right key on the held-out probe (top; the score the softmax is given, after any division) and the "
+        "mean cosine of a query and its right key (bottom), means over the confirm stage's runs, bars 2 standard errors; "
         "read where each run stopped, having learned, or at the budget.",
         claims=("decisive-correlated-after",),
     ),
@@ -204,7 +204,8 @@ def _trained_figure(out, colors):
 
     windows = read_table(out, STUDY, "windows").dropna(subset=["logit_mean"])
     cells = list(windows[["d_k", "d_model", "optimizer", "warmup"]].drop_duplicates().itertuples(index=False))
-    fig, axes = figure("full", height=2.6, ncols=2)
+    # One panel above the other, each the page's width: the cells' labels need it once a profile has many.
+    fig, axes = figure("full", height=4.4, nrows=2, sharex=True)
     offsets = {"none": -0.2, "sqrt": 0.0, "t5": 0.2}
     for ax, (name, label) in zip(axes, (("logit", "trained logit of the right key"),
                                         ("cosine", "trained cosine of query and right key"))):
@@ -216,8 +217,8 @@ def _trained_figure(out, colors):
         ax.set_xticklabels([f"{d_k}/{d_model}\n{_variant(o, w).replace(', ', chr(10))}" for d_k, d_model, o, w in cells],
                            fontsize=5.5)
         ax.set_ylabel(label)
-        ax.set_xlabel("$d_k$/$d_{model}$, optimiser")
         if name == "cosine":
+            ax.set_xlabel("$d_k$/$d_{model}$, optimiser")
             ax.axhline(0.0, color="0.4", lw=0.8, ls=":")
     axes[0].legend(fontsize=6, frameon=False)
     return fig

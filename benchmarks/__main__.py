@@ -577,12 +577,14 @@ def per_row_costs(reps):
 # ------------------------------------------------------------------ the report build
 
 
-#: The build the decisive training cells were allowed to double (issue 34; the draft: to take
-#: 1.5 times): the commit before the findings a referee would sign (issues 32-34).  ``make bench
+#: The commit before the findings a referee would sign (issues 32-34): the build the decisive
+#: training cells (issue 34) and the real model (issue 35) are measured against.  ``make bench
 #: BASELINE=<commit>`` times another one; ``none`` skips.
 BUILD_BASELINE = "f53e8c4"
-#: The ratios this commit's cold build and draft may reach against BUILD_BASELINE's.
-COLD_TARGET, QUICK_TARGET = "<= 2", "<= 1.5"
+#: The ratios this commit's cold build and draft may reach against BUILD_BASELINE's: the allowance
+#: issue 35 gives the two issues together (issue 34 alone was allowed 2 and 1.5; what each took:
+#: docs/performance.md).
+COLD_TARGET, QUICK_TARGET = "<= 3", "<= 2"
 
 
 def report_benchmarks(baseline=BUILD_BASELINE):

@@ -58,9 +58,11 @@ def test_the_full_profile_trains_at_the_text_s_widths_with_the_control(stand_in_
     # The control's comparison: the unscaled head at the control's searched rate, under every variant.
     control = next(c for c in claims if c.id == "decisive-control")
     assert sum("at the control's best" in ch.label for ch in control.checks) == len(full.cells())
-    # The opening's width gets every variant; the wider shapes Adam with the warm-up, and the claims say so.
-    assert {(s.optimizer, s.warmup) for s in sims if (s.d_k, s.d_model) == (512, 512)} == \
-        set(DECISIVE_OPTIMIZERS) | set(CONTROL_ONLY_OPTIMIZERS)
+    # The opening's width and the table's get every variant; the other ratio Adam with the warm-up, and the claims say so.
+    for shape in ((512, 512), (1024, 1024)):
+        assert {(s.optimizer, s.warmup) for s in sims if (s.d_k, s.d_model) == shape} == \
+            set(DECISIVE_OPTIMIZERS) | set(CONTROL_ONLY_OPTIMIZERS)
+    assert full.practice_only == ((512, 2048),)
     for shape in full.practice_only:
         assert {(s.optimizer, s.warmup) for s in sims if (s.d_k, s.d_model) == shape} == set(PRACTICE_OPTIMIZERS)
     assert all("Adam with the warm-up only" in c.statement for c in claims if c.id in ("decisive-unscaled-learns", "decisive-control"))

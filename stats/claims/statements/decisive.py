@@ -57,10 +57,10 @@ RECORDED = {
         AT_CONTROL: {((32, 32), o, w) for o, w in DECISIVE_OPTIMIZERS} | {((32, 128), o, w) for o, w in DECISIVE_OPTIMIZERS},
         FROZEN: {((32, 32), o, w) for o, w in DECISIVE_OPTIMIZERS} | {((32, 128), o, w) for o, w in DECISIVE_OPTIMIZERS},
     },
-    # Run on 2026-12-05 (docs/results.md): at its own rate and at the control's the unscaled head
-    # learned in every run of every cell, and its pattern moved; at the scaled head's rate in none.
-    "full": {group: {((512, 512), o, w) for o, w in DECISIVE_OPTIMIZERS} | {((1024, 1024), "adam", 20), ((512, 2048), "adam", 20)}
-             for group in (OWN, AT_CONTROL, FROZEN)},
+    # Run on 2026-12-05 and, with every variant at d_k = 1024, on 2026-12-06 (docs/results.md): at
+    # its own rate and at the control's the unscaled head learned in every cell, and its pattern
+    # moved; at the scaled head's rate in none.
+    "full": {group: set(DECISIVE_PROFILES["full"].cells()) for group in (OWN, AT_CONTROL, FROZEN)},
 }
 
 #: The sentences the text could print instead; ``{measured}`` is the phrase the corrected check
