@@ -155,8 +155,9 @@ class ShareCheck(Check):
 
 
 def _detectable(n, lo, hi, alpha, beta, steps=200):
-    """The smallest distance beyond the interval's farther-detected end, on a grid of ``1/steps``,
-    at which the test has power ``1 - beta`` (inf when no share in [0, 1] gives it)."""
+    """At each end of the interval that can be passed, the smallest distance beyond it (on a grid
+    of ``1/steps``) at which the test has power ``1 - beta``; the larger of the two (inf when no
+    share in [0, 1] beyond an end gives it)."""
     worst = 0.0
     for end, sign in ((lo, -1), (hi, 1)):
         grid = [end + sign * i / steps for i in range(1, steps + 1) if 0 <= end + sign * i / steps <= 1]
