@@ -13,8 +13,10 @@ import pytest
 import stats
 from stats.engine.streams import block_seed_sequence
 from stats.training.corpus import bigram_loss, shakespeare_ids, split_plays, shakespeare_plays
-from stats.training.language_model import train_language_model, validation_windows
+from stats.training.language_model import LM_OPTIMIZERS, train_language_model, train_transformer, validation_windows
 from stats.training.mup_rules import mup_lr_multipliers
+from stats.training.optimizers import adam_update
+from stats.training.schedule import warmed_lr
 from stats.training.transformer import Transformer, TransformerConfig
 from stats.training.transformer_simulations import TEXT_VALIDATION_WINDOWS, TextSweepSim
 
@@ -145,3 +147,28 @@ def test_building_the_registry_does_not_read_the_plays():
     assert out.stdout.strip() == "0"
     sim = TextSweepSim(32, "sqrt", (1e-2,))
     assert sim.config.vocab == len(shakespeare_ids()[2])
+
+
+@pytest.mark.parametrize("optimizer", LM_OPTIMIZERS)
+def test_training_takes_each_parameter_s_step_at_its_own_rate(optimizer):
+    """train_transformer steps the parameters as one flat array per rate factor (the model's
+    parameters become views of it): the same steps, bit for bit, as the optimiser's update taken
+    parameter by parameter at that parameter's rate -- here muP's, whose hidden and read-out weights
+    train at d_0/d_model times the rate of the embeddings, gains and biases, interleaved with them."""
+    config = TransformerConfig(11, 6, 16, 2, scaling="mup", mup_base=8, dtype="float64")
+    batches = np.random.default_rng(4).integers(0, 11, (5, 3, 7))
+    model, reference = (Transformer(config, np.random.default_rng(0)) for _ in range(2))
+    rates = mup_lr_multipliers(model)
+    assert sorted({rates.get(k, 1.0) for k in model.params}) == [0.5, 1.0]
+    drawn = iter(batches)
+    train_transformer(model, lambda: (next(drawn), None), lambda m: 0.0, steps=5, lr=1e-2, optimizer=optimizer, warmup=2,
+                      lr_multipliers=rates)
+    state = {k: {} for k in reference.params}
+    for t, tokens in enumerate(batches):
+        _, grads, _ = reference.loss_and_grads(tokens)
+        for k, g in grads.items():
+            r = warmed_lr(1e-2, t + 1, 2) * rates.get(k, 1.0)
+            step = adam_update(g, state[k], t + 1, r) if optimizer == "adam" else -r * g
+            reference.params[k] = reference.params[k] + step
+    for k, p in reference.params.items():
+        assert np.array_equal(model.params[k], p), k
