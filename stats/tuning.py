@@ -20,12 +20,11 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import os
-from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
 
+from .cache import cache_dir, hash_sources, source_digest
 from .io import locked_cache, write_text
 from .engine.executors import Job, default_workers, run_simulations
 from .engine.streams import stream_key
@@ -39,7 +38,6 @@ __all__ = ["BaseRate", "RatePilotResult", "best_rates", "cache_dir", "half_decad
            "run_rate_pilot", "source_digest", "t5_best_lr",
            "training_best_lr"]
 
-_PACKAGE = Path(__file__).resolve().parent
 #: Bumped when the cache file's layout changes.
 _CACHE_FORMAT = 2
 
@@ -178,17 +176,6 @@ def run_rate_pilot(pilot, *, workers=1, progress=False):
     return RatePilotResult(pilot, points)
 
 
-def cache_dir():
-    """Where pilots are cached: ``$SDPA_CACHE``, else the checkout's ``reports/.cache``, else the
-    user's cache folder."""
-    if os.environ.get("SDPA_CACHE"):
-        return Path(os.environ["SDPA_CACHE"])
-    checkout = _PACKAGE.parent
-    if (checkout / "pyproject.toml").is_file():
-        return checkout / "reports" / ".cache"
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "sdpa-verify"
-
-
 def _definition_digest(pilot):
     """What a pilot's numbers depend on: its definition, the engine's streams for it, the code
     below the claims that draws it, and numpy's version."""
@@ -197,28 +184,7 @@ def _definition_digest(pilot):
                       streams=[_cell_stream(pilot, c) for c in pilot.cells],
                       sims=[_sim(pilot, c, lr).key for c in pilot.cells for lr in pilot.grid(c[2])], numpy=np.__version__)
     h.update(json.dumps(definition, sort_keys=True, default=list).encode())
-    _hash_sources(h)
-    return h.hexdigest()
-
-
-def _hash_sources(h, *, skip=("claims", "settings")):
-    """Feed ``h`` the sources of every ``stats`` module outside the folders ``skip`` (by default those
-    below the claims: the code that draws a pilot, whose definition is hashed on its own)."""
-    for path in sorted(_PACKAGE.rglob("*.py")):
-        rel = path.relative_to(_PACKAGE)
-        if rel.parts[0] in skip:
-            continue
-        h.update(str(rel).encode() + b"\0" + path.read_bytes() + b"\0")
-
-
-def source_digest(*, claims=False):
-    """SHA-256 (hex) of the sources of every ``stats`` module below the claims and the settings:
-    what a cached pilot or search depends on besides its own definition.  With ``claims`` True,
-    of every module, the claims and settings too (what a calibration's numbers depend on)."""
-    if not isinstance(claims, bool):
-        raise TypeError(f"claims must be True or False; got {claims!r}")
-    h = hashlib.sha256()
-    _hash_sources(h, skip=() if claims else ("claims", "settings"))
+    hash_sources(h)
     return h.hexdigest()
 
 
@@ -333,7 +299,7 @@ def mup_base_rates():
     definition = dict(format=_CACHE_FORMAT, seed=_fixes.MUP_PILOT_SEED, numpy=np.__version__,
                       jobs=[(job.sim.key, job.n, sorted(job.keep), job.stream) for _, job in pilots.values()])
     h.update(json.dumps(definition, sort_keys=True, default=str).encode())
-    _hash_sources(h)
+    hash_sources(h)
     digest = h.hexdigest()
     folder = cache_dir() / "pilots"
     path = folder / f"mup-base-rates-{digest[:20]}.json"

@@ -40,6 +40,7 @@ import numpy as np
 from numpy.polynomial import chebyshev as C
 
 from .._validation import MAX_KEYS, check_d_k, check_integer
+from ..cache import persistent
 from .saturation_quadrature import saturation_given_scale
 
 __all__ = ["gap_density", "saturation_asymptotic_value", "saturation_asymptotics"]
@@ -137,7 +138,7 @@ def saturation_asymptotics(n_keys=32):
     return dict(_asymptotics(T))
 
 
-@functools.lru_cache(maxsize=None)
+@persistent("saturation-asymptotics")
 def _asymptotics(T):
 
     f0, f1, f3 = _gap_density(T)

@@ -63,6 +63,7 @@ from numpy.polynomial import hermite_e as He
 from scipy import special
 
 from .._validation import MAX_KEYS, as_real_array, check_d_k, check_integer
+from ..cache import persistent
 from ..training.scalings import SCORE_SCALINGS, scaling_named
 from .scores import score_scale
 
@@ -324,7 +325,7 @@ def _chi_node_count(d_k):
     return 64 if d_k <= 2 else 32 if d_k <= 8 else 16 if d_k < 1024 else 6
 
 
-@functools.lru_cache(maxsize=4096)
+@persistent("saturation-exact")
 def _exact_cached(d_k, T, scaling, refine):
     c = score_scale(d_k, scaling)
     r, w = _chi_nodes(d_k, _chi_node_count(d_k) * refine)

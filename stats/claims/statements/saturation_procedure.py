@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 
+from ...cache import persistent
 from ...models.saturation import SaturationSim
 from ...models.saturation_procedure import (
     procedure_expectation,
@@ -82,7 +83,7 @@ def _mean(stat, scaling, d, law):
     return procedure_expectation(d, scaling=scaling, n_keys=T, statistic=stat) if law == "gaussian" else None
 
 
-@functools.lru_cache(maxsize=None)
+@persistent("procedure-tail-mass")
 def tau_of(stat, scaling, d, text, keys, law, n):
     """``(tau, bound)``: the printed value's tail mass (:func:`printed_value_mass`) and _BOUND MCSEs."""
     st = Stated.parse(text)
@@ -91,7 +92,7 @@ def tau_of(stat, scaling, d, text, keys, law, n):
     return tau, _BOUND * se
 
 
-@functools.lru_cache(maxsize=None)
+@persistent("procedure-tenfold")
 def tenfold_of(keys, n):
     """``(P(ratio > 10), bound)`` of the unscaled trace's fall from d_k = 4 to 1024 (Gaussian entries)."""
     num, den = _rows("trace", "none", 4, keys, "gaussian"), _rows("trace", "none", 1024, keys, "gaussian")
