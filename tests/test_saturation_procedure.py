@@ -72,6 +72,20 @@ def test_printed_value_mass_of_a_normal_law_is_its_tail():
     assert mcse > 0
 
 
+def test_the_normal_interval_s_mcse_is_the_delta_method_s_from_the_rows_kurtosis():
+    """Fresh keys at N > inner: the interval's ends are mu + z_p sd/sqrt(N), their MCSE the hypot of the
+    mean's (0 when the mean is exact) and z_p/sqrt(N) times the sd's, sd sqrt((k4 - 1)/(4 n)), k4 the rows'
+    plug-in kurtosis (here of exponential rows, 9, far from a Gaussian's 3)."""
+    rows = np.random.default_rng(2).exponential(size=(200, 500))
+    flat, n = rows.ravel(), 4000
+    sd, k4 = flat.std(ddof=1), sps.kurtosis(flat, fisher=False, bias=True)
+    se_sd = sd * math.sqrt((k4 - 1) / (4 * flat.size))
+    (lo, lo_se), (hi, hi_se) = central_interval(rows=rows, n_queries=n, keys="fresh", alpha=0.025, mean=1.0)
+    z = special.ndtri(0.975)
+    assert lo == pytest.approx(1.0 - z * sd / math.sqrt(n), rel=1e-9) and hi == pytest.approx(1.0 + z * sd / math.sqrt(n), rel=1e-9)
+    assert lo_se == pytest.approx(z * se_sd / math.sqrt(n), rel=1e-3) and hi_se == pytest.approx(lo_se, rel=1e-9)
+
+
 def test_the_normal_approximation_agrees_with_exact_sampling_where_both_apply():
     """Fresh keys, d_k = 4 unscaled: tau at N = 256 from exact draws (inner = 512) and from the normal law
     (the same rows cut to inner = 128 < N) agree within their errors: the CLT at N in the hundreds."""

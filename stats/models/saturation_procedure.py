@@ -240,7 +240,7 @@ def printed_value_mass(*, lo, hi, rows, n_queries, keys, mean=None):
         # tau = Phi(-z), z = |edge - mu| sqrt(N) / sd: d tau/d mu = dens sqrt(N)/sd, d tau/d sd = dens z/sd,
         # times the MCSE of each (the sd's from the fourth moment; the mean's is 0 when it is exact)
         se_mu = sd / math.sqrt(flat.size) if mean is None else 0.0
-        k4 = float(np.mean(((flat - mu) / sd) ** 4))
+        k4 = float(np.mean(np.square(np.square((flat - mu) / sd))))  # not ** 4: numpy's pow is 20x slower
         se_sd = sd * math.sqrt(max(k4 - 1.0, 0.0) / (4 * flat.size))
         mcse = dens / sd * math.hypot(math.sqrt(n) * se_mu, z * se_sd)
         return tau, mcse
@@ -300,7 +300,7 @@ def central_interval(*, rows, n_queries, keys, alpha=0.025, mean=None):
         if keys == "fresh":
             flat = rows.ravel()
             sd = math.sqrt(v[0])
-            k4 = float(np.mean(((flat - flat.mean()) / sd) ** 4))
+            k4 = float(np.mean(np.square(np.square((flat - flat.mean()) / sd))))
             se_sd = sd * math.sqrt(max(k4 - 1.0, 0.0) / (4 * flat.size))
             se_mu = sd / math.sqrt(flat.size) if mean is None else 0.0
             z = float(special.ndtri(p))
