@@ -125,16 +125,20 @@ def persistent(kind):
             top = cache_dir() / "values"
             key = hashlib.sha256(f"{name}\0{said}".encode()).hexdigest()[:32]
             path = top / digest[:24] / kind / f"{key}.pkl"
+            # Absent or unreadable: computed below, outside the handler, so that an error of f's own
+            # is not reported as raised while reading the cache.
             try:
-                value = pickle.loads(path.read_bytes())
-            except Exception:  # noqa: BLE001 - absent or unreadable: compute it
-                value = f(*args)
-                try:
-                    if not path.parent.is_dir():
-                        _remove_other_sources(top, digest[:24])
-                    write_bytes(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL), path)
-                except OSError:
-                    pass
+                memo[said] = pickle.loads(path.read_bytes())
+                return memo[said]
+            except Exception:  # noqa: BLE001
+                pass
+            value = f(*args)
+            try:
+                if not path.parent.is_dir():
+                    _remove_other_sources(top, digest[:24])
+                write_bytes(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL), path)
+            except OSError:
+                pass
             memo[said] = value
             return value
 

@@ -97,3 +97,14 @@ def test_the_exact_values_are_the_same_cold_and_warm(here):
     _exact_cached.cache_clear()
     warm = saturation_exact(64, 16, scaling="none")
     assert cold.equals(warm) and any((here / "values").rglob("*.pkl"))
+
+
+def test_an_error_of_the_function_s_own_is_raised_as_it_is_and_nothing_is_kept(here):
+    @cache.persistent("test-errors")
+    def refuse(x):
+        raise ValueError(f"x must be positive; got {x}")
+
+    with pytest.raises(ValueError, match="x must be positive") as info:
+        refuse(-1)
+    assert info.value.__context__ is None  # not "during handling of" the cache's own miss
+    assert not list((here / "values").rglob("*.pkl"))
