@@ -27,7 +27,7 @@ import shutil
 from importlib import metadata
 from pathlib import Path
 
-from .io import write_bytes
+from .io import locked_cache, write_bytes
 
 __all__ = ["cache_dir", "hash_sources", "persistent", "source_digest"]
 
@@ -103,9 +103,10 @@ def _remove_other_sources(folder, keep):
 
 def persistent(kind):
     """Decorate a deterministic function of positional arguments (numbers, strings and tuples of
-    them) whose result pickles: its results are kept in memory and in
-    ``cache_dir()/values`` (module docstring).  ``kind`` names the function's folder.  A cache
-    that cannot be read or written is passed over: the value is computed and returned."""
+    them) whose result pickles and is never None: its results are kept in memory and in
+    ``cache_dir()/values`` (module docstring), through :func:`stats.io.locked_cache`.  ``kind``
+    names the function's folder.  A cache that cannot be read or written is passed over: the
+    value is computed and returned."""
     if not (isinstance(kind, str) and kind.replace("-", "").replace("_", "").isalnum()):
         raise ValueError(f"kind must be a non-empty name of letters, digits, - and _; got {kind!r}")
 
@@ -125,22 +126,19 @@ def persistent(kind):
             top = cache_dir() / "values"
             key = hashlib.sha256(f"{name}\0{said}".encode()).hexdigest()[:32]
             path = top / digest[:24] / kind / f"{key}.pkl"
-            # Absent or unreadable: computed below, outside the handler, so that an error of f's own
-            # is not reported as raised while reading the cache.
-            try:
-                memo[said] = pickle.loads(path.read_bytes())
-                return memo[said]
-            except Exception:  # noqa: BLE001
-                pass
-            value = f(*args)
-            try:
-                if not path.parent.is_dir():
-                    _remove_other_sources(top, digest[:24])
-                write_bytes(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL), path)
-            except OSError:
-                pass
-            memo[said] = value
-            return value
+
+            def read():  # None when absent or unreadable: computed then
+                try:
+                    return pickle.loads(path.read_bytes())
+                except Exception:  # noqa: BLE001
+                    return None
+
+            if not path.parent.is_dir():
+                _remove_other_sources(top, digest[:24])
+            # Under a lock of its own, so that processes asking at once (the claims and a study) compute it once.
+            memo[said] = locked_cache(path.with_suffix(".lock"), read, lambda: f(*args),
+                                      lambda value: write_bytes(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL), path))
+            return memo[said]
 
         cached.cache_clear = memo.clear
         return cached

@@ -108,3 +108,29 @@ def test_an_error_of_the_function_s_own_is_raised_as_it_is_and_nothing_is_kept(h
         refuse(-1)
     assert info.value.__context__ is None  # not "during handling of" the cache's own miss
     assert not list((here / "values").rglob("*.pkl"))
+
+
+@cache.persistent("test-concurrent")
+def _slow_logged(log, x):
+    with open(log, "a") as f:
+        f.write(f"{x}\n")
+    import time
+
+    time.sleep(0.5)
+    return x * 2
+
+
+def test_processes_asking_at_once_compute_a_value_once(here):
+    """Two processes (the claims and a study, side by side in make reports) ask for one value at once: one
+    computes it under its lock, the other waits and reads it."""
+    import multiprocessing
+
+    log = here / "computed.log"
+    ctx = multiprocessing.get_context("fork")
+    procs = [ctx.Process(target=_slow_logged, args=(str(log), 21)) for _ in range(2)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(timeout=30)
+    assert [p.exitcode for p in procs] == [0, 0]
+    assert log.read_text().split() == ["21"] and _slow_logged(str(log), 21) == 42
