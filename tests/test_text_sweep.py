@@ -107,7 +107,32 @@ def test_a_diverged_rate_scores_the_step_0_loss_never_a_nan():
     assert out["best_log_lr"][0] == -3.0 and all(np.isfinite(v).all() for v in out.values())
 
 
+@pytest.mark.parametrize("scaling, base, lrs", [("sqrt", None, (3e-3, 3e-2, 3e-1)), ("mup", 16, (1e-2, 1e-1, 1.0))])
+def test_a_narrow_row_compares_each_rate_s_trained_logits_across_the_widths(scaling, base, lrs):
+    """With narrow set, a row is the wide sweep's row unchanged, beside the same seed's sweep at the
+    narrow width (the same batches): each rate's trained logits wide over narrow, and each width's at
+    its own best rate, flat within a factor 2 and grows past it.  (At these rates some row's best rate
+    differs between the widths, so "its own best" is each width's.)"""
+    kw = dict(scaling=scaling, lrs=lrs, steps=6, mup_base=base, n_ctx=16, batch=2, warmup=1)
+    sim_seed = np.random.SeedSequence(12)
+    paired = TextSweepSim(64, narrow=32, **kw).run_block(sim_seed, 0, 2, stats.FORMULAS, 1)
+    wide = TextSweepSim(64, **kw).run_block(sim_seed, 0, 2, stats.FORMULAS, 1)
+    narrow = TextSweepSim(32, **kw).run_block(sim_seed, 0, 2, stats.FORMULAS, 1)
+    assert set(paired) == set(TextSweepSim(64, narrow=32, **kw).statistics) and set(wide) < set(paired)
+    for name, rows in wide.items():
+        np.testing.assert_array_equal(paired[name], rows)
+    assert (wide["best_log_lr"] != narrow["best_log_lr"]).any()
+    pairs = [(f"at_{i}", wide[f"logit_at_{i}"], narrow[f"logit_at_{i}"]) for i in range(3)]
+    for at, w, n in pairs + [("best", wide["logit_best"], narrow["logit_best"])]:
+        ratio = w / n
+        np.testing.assert_array_equal(paired[f"logit_ratio_{at}"], ratio)
+        np.testing.assert_array_equal(paired[f"logit_flat_{at}"], ((ratio >= 0.5) & (ratio <= 2)).astype(float))
+        np.testing.assert_array_equal(paired[f"logit_grows_{at}"], (ratio > 2).astype(float))
+
+
 @pytest.mark.parametrize("kw, match", [
+    (dict(narrow=64), "narrow"), (dict(d_model=64, narrow=33), "narrow"), (dict(d_model=64, narrow=16, mup_base=32, scaling="mup"), "mup_base"),
+    (dict(narrow=0), "narrow"), (dict(narrow=16.0), "narrow"),
     (dict(lrs=()), "lrs"), (dict(lrs=(1e-2, 1e-3)), "lrs"), (dict(lrs=(2.0,)), "lrs"), (dict(lrs=tuple([1e-3] * 9)), "lrs"),
     (dict(steps=0), "steps"), (dict(warmup=200), "warmup"), (dict(n_heads=3), "n_heads"), (dict(mup_base=32), "mup_base"),
     (dict(n_ctx=1), "n_ctx"), (dict(batch=0), "batch"),
@@ -131,6 +156,27 @@ def test_the_text_claim_adds_the_own_best_protocol_and_the_control_under_the_ful
     assert [c.erratum for c in full.checks[:3]] == [None] * 3 and full.checks[3].erratum.kind == "caveat"
     claims = tuple(c for c in REGISTRY if c.id != full.id) + (full,)
     assert [problems for cid, _, problems in static_audit(claims) if cid == full.id] == [[]]
+
+
+def test_the_full_profile_decides_muP_s_trained_logits_under_both_protocols():
+    """EVIDENCE=full registers the trained-logit claim: the standard model and muP at the shared rate (a
+    point of both grids), muP also at each width's own best rate; muP's checks read "flat", the standard
+    model's "grows", and the default build registers none of it."""
+    from stats.claims.statements import model
+    from stats.settings.model import TEXT_SHARED_LR, TRAINED_NARROW, TRAINED_WIDE
+
+    claim = model.trained_logit_claim()
+    assert claim.id in model.EVIDENCE_ONLY and claim.id in {c.id for c in model.claims("full")}
+    assert claim.id not in {c.id for c in model.claims("default")}
+    seen = []
+    for check in claim.checks:
+        (measure,) = check.measures
+        sim = measure.sim
+        assert (sim.d_model, sim.narrow) == (TRAINED_WIDE, TRAINED_NARROW) and TEXT_SHARED_LR in sim.lrs
+        at = f"at_{sim.lrs.index(TEXT_SHARED_LR)}" if check.protocol == "shared rate" else "best"
+        assert measure.statistic == f"logit_{'flat' if sim.scaling == 'mup' else 'grows'}_{at}"
+        seen.append((sim.scaling, check.protocol))
+    assert sorted(seen) == sorted([("sqrt", "shared rate"), ("mup", "shared rate"), ("mup", "own best rate")])
 
 
 def test_building_the_registry_does_not_read_the_plays():

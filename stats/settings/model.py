@@ -38,6 +38,13 @@ RECALL_STEPS, RECALL_WIDTH = 1500, 64
 #: (docs/results.md, "the synthetic task"), where it solved the task soonest; the unscaled head
 #: solved it at neither.
 RECALL_LR = 3e-3
+#: The study at growing width (``analyses/recall_widths.py``, EVIDENCE=full): its widths (d_k =
+#: d_model), seeds a cell, and the widths where additive attention is trained beside the dot
+#: products (a step of it costs about seven of a dot product's at d_k = 64).  A censored run of
+#: 1500 steps costs about 33 s at d_k = 64, 91 s at 128 and 580 s at 256 (docs/performance.md),
+#: so 256 is priced there, not run.  A draft's width and budget.
+RECALL_STUDY_WIDTHS, RECALL_STUDY_RUNS, RECALL_ADDITIVE_WIDTHS = (32, 64, 128), 2, (32, 64)
+RECALL_QUICK_WIDTHS, RECALL_QUICK_STEPS = (32,), 30
 
 # ---------------------------------------------------------------- real text (the plays)
 
@@ -73,6 +80,13 @@ TEXT_GRIDS = {
     "none": _HALF_DECADES[1:-1],
     "t5": _HALF_DECADES[1:-1],
 }
+#: The trained-logit claim's widths (EVIDENCE=full): the study's model at d_model = 128, each seed
+#: also trained at 32 on the same batches.  The standard model is graded at the shared rate only
+#: (stats/claims/statements/model.py says why); muP's grid holds the shared rate and lies a
+#: half-decade beyond both widths' best rates in a pilot of 12 seeds on 10^-2.5 to 10^-1.5
+#: (docs/results.md, "muP's trained logits on the model"), where muP's best was 10^-1.5 at both.
+TRAINED_NARROW, TRAINED_WIDE = 32, 128
+TRAINED_GRIDS = {"sqrt": (TEXT_SHARED_LR,), "mup": _HALF_DECADES[3:]}
 #: The study's parameterisations: (label, scaling, muP base width or None).
 TEXT_PARAMETERISATIONS = (
     ("standard (1/sqrt(d_k))", "sqrt", None),

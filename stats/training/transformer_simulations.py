@@ -42,7 +42,7 @@ from .schedule import check_warmup
 from .transformer import Transformer, TransformerConfig
 
 __all__ = ["COORDINATE_CONTEXT", "COORDINATE_HEAD_WIDTH", "COORDINATE_VOCAB", "RECALL_OUTCOMES", "TEXT_MAX_GRID",
-           "TEXT_VALIDATION_WINDOWS", "CoordinateCheckSim", "RecallSim", "TextSweepSim"]
+           "TEXT_VALIDATION_WINDOWS", "TRAINED_LOGIT_FACTOR", "CoordinateCheckSim", "RecallSim", "TextSweepSim"]
 
 #: The coordinate check's model: a vocabulary of 64 tokens, 32 positions, heads of width 32
 #: (their number grows with the width, as a real model's does), two layers with MLPs.
@@ -263,6 +263,9 @@ class RecallSim(Simulation):
 
 #: The most rates a text sweep trains each seed at, and the validation windows every run is scored on.
 TEXT_MAX_GRID, TEXT_VALIDATION_WINDOWS = 8, 64
+#: How far apart (a factor either way) two widths' trained logits may be and still count as level:
+#: the coordinate check's factor 2.
+TRAINED_LOGIT_FACTOR = 2.0
 
 
 def _check_rate_grid(lrs):
@@ -305,6 +308,12 @@ class TextSweepSim(Simulation):
     ``beats_bigram_best``, ``logit_best`` and ``cosine_best`` (the own-best-rate protocol, per
     seed), and ``gradient_error``, the step-0 gradient check (<= 1 when the hand-derived
     gradient agrees).
+
+    With ``narrow`` set, each row also trains the same seed (the same batches) at that width, at
+    every rate, and compares the trained attention logits wide over narrow: ``logit_ratio_at_{i}``
+    (both at rate i: one rate for every width, muP's protocol), ``logit_ratio_best`` (each width at
+    its own best rate of the grid), and for each, ``logit_flat_*`` (1 when the ratio lies within
+    :data:`TRAINED_LOGIT_FACTOR` either way) and ``logit_grows_*`` (1 when it exceeds it).
     """
 
     d_model: int
@@ -316,6 +325,7 @@ class TextSweepSim(Simulation):
     n_ctx: int = 32
     batch: int = 16
     warmup: int = 15
+    narrow: int | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "lrs", _check_rate_grid(self.lrs))
@@ -325,9 +335,17 @@ class TextSweepSim(Simulation):
         # The width, heads, context, scaling and mup_base, checked over a stand-in vocabulary: the
         # plays are read (half a second) only by a process that plans or trains, not by every import.
         self._config_over(2)
+        if self.narrow is not None:
+            check_integer(self.narrow, "narrow", maximum=self.d_model - 1, what=f"an integer below d_model = {self.d_model}")
+            if self.narrow % self.n_heads:
+                raise ValueError(f"narrow must be a multiple of n_heads = {self.n_heads}; got {self.narrow}")
+            if self.mup_base is not None and self.mup_base > self.narrow:
+                raise ValueError(f"mup_base must be at most narrow = {self.narrow}; got {self.mup_base}")
+            self._config_over(2, self.narrow)
 
-    def _config_over(self, vocab):
-        return TransformerConfig(vocab, self.n_ctx, self.d_model, self.n_heads, scaling=self.scaling, mup_base=self.mup_base)
+    def _config_over(self, vocab, d_model=None):
+        return TransformerConfig(vocab, self.n_ctx, self.d_model if d_model is None else d_model, self.n_heads,
+                                 scaling=self.scaling, mup_base=self.mup_base)
 
     @property
     def config(self):
@@ -337,8 +355,11 @@ class TextSweepSim(Simulation):
     @property
     def statistics(self):
         per_point = ("loss_at", "beats_bigram_at", "logit_at", "cosine_at", "diverged_at")
+        compared = (() if self.narrow is None else
+                    tuple(f"logit_{kind}_{at}" for kind in ("ratio", "flat", "grows")
+                          for at in ("best", *(f"at_{i}" for i in range(len(self.lrs))))))
         return (("initial_loss", "initial_cosine", "best_log_lr", "best_loss", "beats_bigram_best", "logit_best", "cosine_best", "gradient_error")
-                + tuple(f"{what}_{i}" for what in per_point for i in range(len(self.lrs))))
+                + tuple(f"{what}_{i}" for what in per_point for i in range(len(self.lrs))) + compared)
 
     @property
     def block_rows(self):
@@ -353,20 +374,24 @@ class TextSweepSim(Simulation):
         extra = {"mup_base": self.mup_base} if self.mup_base is not None else {}
         return stream_key("text-sweep", d_model=self.d_model, scaling=self.scaling,
                           lrs=",".join(f"{v:.6g}" for v in self.lrs), steps=self.steps, n_heads=self.n_heads,
-                          n_ctx=self.n_ctx, batch=self.batch, warmup=self.warmup, **extra)
+                          n_ctx=self.n_ctx, batch=self.batch, warmup=self.warmup, **extra,
+                          **({"narrow": self.narrow} if self.narrow is not None else {}))
 
-    @property
-    def cost(self):
-        """Multiply-adds of a row: every rate's steps (two layers of the four D x D projections, an MLP's
-        8 D^2, the scores, the read-out), forward and backward."""
-        D, T = self.d_model, self.n_ctx
+    def _cost_at(self, D):
+        T = self.n_ctx
         per_token = 2 * 12 * D * D + 2 * _score_work(self.scaling, T, D) + D * len(shakespeare_ids()[2])
         return 3.0 * len(self.lrs) * self.steps * self.batch * T * per_token
 
     @property
+    def cost(self):
+        """Multiply-adds of a row: every rate's steps (two layers of the four D x D projections, an MLP's
+        8 D^2, the scores, the read-out), forward and backward; the narrow model's too when it is trained."""
+        return self._cost_at(self.d_model) + (0.0 if self.narrow is None else self._cost_at(self.narrow))
+
+    @property
     def effort(self):
         """The cost, with a fixed overhead a step (the layers' Python: a step takes 4.5 ms at width 32)."""
-        return self.cost + len(self.lrs) * self.steps * 4_000_000.0
+        return self.cost + (1 + (self.narrow is not None)) * len(self.lrs) * self.steps * 4_000_000.0
 
     def run_block(self, sim_seed, block, rows, formulas, chunk_size):
         out = {name: np.empty(rows) for name in self.statistics}
@@ -377,17 +402,23 @@ class TextSweepSim(Simulation):
         rules = None
         if self.mup_base is not None:
             rules = getattr(formulas, "mup_lr_multipliers", mup_lr_multipliers)
+
+        def train(cfg, r, lr):
+            # The same seed at every rate and width: the same batches (and, at one width, the same
+            # initialisation).  A fresh SeedSequence each time, as spawning children advances the one
+            # it is called on.
+            run = train_language_model(cfg, train_ids, val_ids, steps=self.steps, lr=lr,
+                                       seed=block_seed_sequence(sim_seed, block, r),
+                                       batch=self.batch, warmup=self.warmup, val_windows=TEXT_VALIDATION_WINDOWS,
+                                       lr_multipliers=rules, formulas=formulas, ends_only=True)
+            diverged = run.diverged_at is not None
+            return run, diverged, (run.val_loss[0] if diverged else run.final_val_loss)
+
+        narrow_config = None if self.narrow is None else self._config_over(len(vocabulary), self.narrow)
         for r in range(rows):
             losses = np.empty(len(self.lrs))
             for i, lr in enumerate(self.lrs):
-                # The same seed at every rate: the same initialisation and batches.  A fresh
-                # SeedSequence each time, as spawning children advances the one it is called on.
-                run = train_language_model(config, train_ids, val_ids, steps=self.steps, lr=lr,
-                                           seed=block_seed_sequence(sim_seed, block, r),
-                                           batch=self.batch, warmup=self.warmup, val_windows=TEXT_VALIDATION_WINDOWS,
-                                           lr_multipliers=rules, formulas=formulas, ends_only=True)
-                diverged = run.diverged_at is not None
-                losses[i] = run.val_loss[0] if diverged else run.final_val_loss
+                run, diverged, losses[i] = train(config, r, lr)
                 out[f"loss_at_{i}"][r] = losses[i]
                 out[f"beats_bigram_at_{i}"][r] = float(losses[i] < floor)
                 out[f"logit_at_{i}"][r] = max(run.max_logit[-1])
@@ -403,4 +434,19 @@ class TextSweepSim(Simulation):
             out["beats_bigram_best"][r] = float(losses[best] < floor)
             out["logit_best"][r] = out[f"logit_at_{best}"][r]
             out["cosine_best"][r] = out[f"cosine_at_{best}"][r]
+            if narrow_config is not None:
+                narrow_runs = [train(narrow_config, r, lr) for lr in self.lrs]
+                narrow_logits = [max(run.max_logit[-1]) for run, _, _ in narrow_runs]
+                narrow_best = int(np.argmin([loss for _, _, loss in narrow_runs]))
+                for i, logit in enumerate(narrow_logits):
+                    _compare_logits(out, f"at_{i}", r, out[f"logit_at_{i}"][r], logit)
+                _compare_logits(out, "best", r, out["logit_best"][r], narrow_logits[narrow_best])
         return out
+
+
+def _compare_logits(out, at, r, wide, narrow):
+    """Row ``r``'s trained logits compared, wide over narrow (a zero narrow logit gives an infinite ratio)."""
+    ratio = wide / narrow if narrow > 0 else math.inf
+    out[f"logit_ratio_{at}"][r] = ratio
+    out[f"logit_flat_{at}"][r] = float(1 / TRAINED_LOGIT_FACTOR <= ratio <= TRAINED_LOGIT_FACTOR)
+    out[f"logit_grows_{at}"][r] = float(ratio > TRAINED_LOGIT_FACTOR)
