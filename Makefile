@@ -7,7 +7,8 @@
 # changed: nothing runs.  Every output is written atomically, so an interrupted run never
 # leaves a file that looks up to date.  Knobs: SEED=<int>, QUICK=1 (a draft: a fiftieth of
 # the sample sizes, no mutants), WORKERS=<n> (default: all cores), EVIDENCE=full (the decisive training cells at the
-# widths the text names, d_k = 512 and 1024: stats/settings/decisive.py; docs/performance.md has its cost).
+# widths the text names, d_k = 512 and 1024: stats/settings/decisive.py; the real model's larger runs and the
+# studies of FULL_STUDIES; docs/performance.md has its cost).
 
 PYTHON ?= python3
 VENV := .venv
@@ -26,6 +27,11 @@ export SOURCE_DATE_EPOCH ?= 0
 
 STUDIES := score_moments saturation saturation_readings jacobian_spectra gradient_flow t5_steps training decisive_widths mup_transfer qknorm_growth coordinate_check text_transfer t5_folding overflow \
   backward_cost asymptotics
+# The studies only the full evidence profile builds (their module's EVIDENCE = "full").
+FULL_STUDIES := recall_widths
+ifeq ($(EVIDENCE),full)
+STUDIES += $(FULL_STUDIES)
+endif
 WORKERFLAG := $(if $(WORKERS),--workers $(WORKERS))
 QUICKFLAG := $(if $(QUICK),--quick)
 VERIFYFLAGS := $(if $(QUICK),--n-factor 0.02,--mutants)

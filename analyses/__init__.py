@@ -2,7 +2,8 @@
 data under ``out/data/<study>/`` (with a checksummed manifest, written last), and
 ``figures(out)``, drawing its figures from that data alone; ``render`` saves them.  A
 restyle therefore never re-runs a simulation.  ``FIGURES`` gives each figure's width,
-caption and the claims it supports."""
+caption and the claims it supports; a study that names an ``EVIDENCE`` profile is built
+(and its figures shown) only under that profile (:func:`profile_studies`)."""
 
 from . import (
     asymptotics,
@@ -14,6 +15,7 @@ from . import (
     mup_transfer,
     overflow,
     qknorm_growth,
+    recall_widths,
     saturation,
     saturation_readings,
     score_moments,
@@ -26,13 +28,22 @@ from . import (
 ANALYSES = {
     m.STUDY: m
     for m in (score_moments, saturation, saturation_readings, jacobian_spectra, gradient_flow, t5_steps, training, decisive_widths, mup_transfer, qknorm_growth,
-              coordinate_check, text_transfer, t5_folding, overflow, backward_cost, asymptotics)
+              coordinate_check, text_transfer, recall_widths, t5_folding, overflow, backward_cost, asymptotics)
 }
 
 
-def all_figures():
-    """``{figure name: (study, spec)}`` over every study, in page order."""
-    return {name: (study, spec) for study, m in ANALYSES.items() for name, spec in m.FIGURES.items()}
+def profile_studies(profile=None):
+    """The studies the evidence ``profile`` builds (default: the environment's,
+    :func:`stats.settings.decisive.decisive_profile`): every study but those that name another profile."""
+    from stats.settings.decisive import decisive_profile
+
+    name = decisive_profile(profile).name
+    return [study for study, m in ANALYSES.items() if getattr(m, "EVIDENCE", name) == name]
+
+
+def all_figures(profile=None):
+    """``{figure name: (study, spec)}`` over the studies of the evidence ``profile``, in page order."""
+    return {name: (study, spec) for study in profile_studies(profile) for name, spec in ANALYSES[study].FIGURES.items()}
 
 
 def render(out, study, *, draft=None):
@@ -55,4 +66,4 @@ def render(out, study, *, draft=None):
     return paths
 
 
-__all__ = ["ANALYSES", "all_figures", "render"]
+__all__ = ["ANALYSES", "all_figures", "profile_studies", "render"]

@@ -11,7 +11,7 @@ import sys
 
 from stats.cli import Parser, count, seed, tune_malloc_or_exit, writable_dir
 
-from . import ANALYSES, render
+from . import ANALYSES, profile_studies, render
 
 
 def build_parser():
@@ -19,7 +19,7 @@ def build_parser():
     from stats.settings import DEFAULT_SEED
 
     parser = Parser(prog="python -m analyses", description="Run the studies behind the book's figures.")
-    parser.add_argument("names", nargs="*", metavar="STUDY", help=f"studies to run (default: all): {', '.join(ANALYSES)}")
+    parser.add_argument("names", nargs="*", metavar="STUDY", help=f"studies to run (default: those of the evidence profile): {', '.join(ANALYSES)}")
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--render-only", action="store_true", help="redraw figures from the data on disk, no simulation")
     mode.add_argument("--simulate-only", action="store_true", help="write the data, draw nothing")
@@ -40,7 +40,7 @@ def main(argv=None):
     if unknown:
         parser.error(f"unknown study {unknown[0]!r}; choose from {', '.join(ANALYSES)}")
     out = writable_dir(args.out, parser)
-    names = args.names or list(ANALYSES)
+    names = args.names or profile_studies()
     if args.render_only:
         for name in names:
             try:

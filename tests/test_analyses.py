@@ -122,3 +122,24 @@ def test_the_text_study_reads_every_parameterisation_at_one_shared_rate():
         lr = sim.lrs[text_transfer.shared_point(sim.lrs)]
         assert abs(math.log10(lr / TEXT_SHARED_LR)) <= 0.5 + 1e-12
         assert all(abs(math.log10(lr / TEXT_SHARED_LR)) <= abs(math.log10(r / TEXT_SHARED_LR)) for r in sim.lrs)
+
+
+def test_the_recall_study_tabulates_each_seed_and_the_cells_mean_and_renders(tmp_path):
+    """A draft (the narrowest width, a few steps, two seeds): a row per run and per (model, width, outcome),
+    the cells' means those of the runs, additive attention beside the three dot products; the figure renders."""
+    from analyses import recall_widths
+    from stats.settings.model import RECALL_QUICK_STEPS, RECALL_QUICK_WIDTHS
+    from stats.training import RECALL_OUTCOMES
+
+    recall_widths.simulate(tmp_path, seed=5, quick=True)
+    runs = read_table(tmp_path, recall_widths.STUDY, "runs")
+    cells = read_table(tmp_path, recall_widths.STUDY, "cells")
+    assert set(runs["model"]) == set(recall_widths.NAMES.values()) and set(runs["d_k"]) == set(RECALL_QUICK_WIDTHS)
+    assert len(runs) == 2 * len(recall_widths.NAMES) * len(RECALL_QUICK_WIDTHS) and (runs["steps"] == RECALL_QUICK_STEPS).all()
+    assert len(cells) == len(runs) // 2 * len(RECALL_OUTCOMES)
+    for stat in RECALL_OUTCOMES:
+        mean = cells[cells["statistic"] == stat].set_index(["model", "d_k"])["mean"]
+        np.testing.assert_allclose(runs.groupby(["model", "d_k"])[stat].mean().loc[mean.index], mean)
+    assert ((runs["accuracy"] >= 0) & (runs["accuracy"] <= 1)).all() and (runs["steps_to_solve"] <= runs["steps"]).all()
+    for path in render(tmp_path, recall_widths.STUDY):
+        assert path.stat().st_size > 10_000

@@ -319,3 +319,26 @@ def test_a_corrupted_data_file_is_regenerated_not_plotted(built, tmp_path):
     r = make("reports", out=out)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     assert table.read_bytes() == good
+
+
+def _make_studies(evidence):
+    """The Makefile's STUDIES under ``EVIDENCE=evidence`` (make's database, nothing run)."""
+    db = subprocess.run(["make", "-pn", f"EVIDENCE={evidence}", "clean"], cwd=ROOT, capture_output=True, text=True,
+                        check=True).stdout
+    (line,) = [ln for ln in db.splitlines() if ln.startswith("STUDIES :=")]
+    return line.split(":=", 1)[1].split()
+
+
+def test_a_study_of_the_full_profile_is_built_and_shown_under_it_only():
+    """A study that names EVIDENCE = "full" is in the Makefile's STUDIES, `python -m analyses`'s default
+    and the page's figures under EVIDENCE=full only; every other study under both profiles."""
+    from analyses import profile_studies
+
+    full_only = {s for s, m in ANALYSES.items() if getattr(m, "EVIDENCE", None) == "full"}
+    assert full_only == {"recall_widths"}
+    assert profile_studies("full") == list(ANALYSES)
+    assert profile_studies("default") == [s for s in ANALYSES if s not in full_only]
+    assert not set(all_figures("default")) & set(ANALYSES["recall_widths"].FIGURES)
+    assert set(ANALYSES["recall_widths"].FIGURES) <= set(all_figures("full"))
+    for evidence in ("default", "full"):
+        assert sorted(_make_studies(evidence)) == sorted(profile_studies(evidence)), evidence
