@@ -195,9 +195,9 @@ def _trained_logit_checks():
         for protocol, at, how in ((SHARED_RATE, f"at_{shared}", f"both at lr={TEXT_SHARED_LR:g}"),
                                   (OWN_BEST, "best", f"each width at its own best lr of {grid}")):
             if protocol == OWN_BEST and not flat:
-                # Not graded: the sentence's contrast is at one rate; at its own best rates the standard
+                # Not graded: the sentence's contrast is at one rate.  At their own best rates the standard
                 # model's logits grew past the factor in 13 of 48 seeds (docs/results.md), which 48 seeds
-                # can tell from "most" at no level the registry tests at.
+                # cannot tell from "most" at the registry's per-test level, so a check would read pass.
                 continue
             checks.append(share(
                 f"{label}: largest attention logit after {TEXT_STEPS} Adam steps, d_model={TRAINED_WIDE} over "
