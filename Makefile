@@ -8,7 +8,8 @@
 # leaves a file that looks up to date.  Knobs: SEED=<int>, QUICK=1 (a draft: a fiftieth of
 # the sample sizes, no mutants), WORKERS=<n> (default: all cores), EVIDENCE=full (the decisive training cells at the
 # widths the text names, d_k = 512 and 1024: stats/settings/decisive.py; the real model's larger runs and the
-# studies of FULL_STUDIES; docs/performance.md has its cost).
+# studies of FULL_STUDIES; docs/performance.md has its cost), SCHEDULER=<address> (draw the claims, the studies
+# and the rate searches on a Dask cluster, the same bytes: docs/dask.md).
 
 PYTHON ?= python3
 VENV := .venv
@@ -18,6 +19,7 @@ OUT ?= reports
 SEED ?= 432026
 QUICK ?=
 WORKERS ?=
+SCHEDULER ?=
 EVIDENCE ?= default
 ifneq ($(filter-out default full,$(EVIDENCE))$(word 2,$(EVIDENCE)),)
 $(error EVIDENCE must be default or full; got '$(EVIDENCE)')
@@ -32,7 +34,7 @@ FULL_STUDIES := recall_widths
 ifeq ($(EVIDENCE),full)
 STUDIES += $(FULL_STUDIES)
 endif
-WORKERFLAG := $(if $(WORKERS),--workers $(WORKERS))
+WORKERFLAG := $(if $(WORKERS),--workers $(WORKERS)) $(if $(SCHEDULER),--scheduler $(SCHEDULER))
 QUICKFLAG := $(if $(QUICK),--quick)
 VERIFYFLAGS := $(if $(QUICK),--n-factor 0.02,--mutants)
 STATS_SRC := $(shell find stats -name '*.py' 2>/dev/null)

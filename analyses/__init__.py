@@ -1,5 +1,7 @@
-"""One module per study.  Each has ``simulate(out, *, seed, quick, workers)``, writing tidy
-data under ``out/data/<study>/`` (with a checksummed manifest, written last), and
+"""One module per study.  Each has ``simulate(out, *, seed, quick, workers, scheduler)``, writing tidy
+data under ``out/data/<study>/`` (with a checksummed manifest, written last; ``scheduler``, a Dask
+address or client, draws its engine simulations and rate searches on that cluster, the same bytes;
+a study that times this machine or computes exact values runs here whatever it says), and
 ``figures(out)``, drawing its figures from that data alone; ``render`` saves them.  A
 restyle therefore never re-runs a simulation.  ``FIGURES`` gives each figure's width,
 caption and the claims it supports; a study that names an ``EVIDENCE`` profile is built

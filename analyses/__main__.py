@@ -1,7 +1,9 @@
 """``python -m analyses [STUDY ...]``: run studies (simulate, then render) into ``reports/``.
 
 ``--render-only`` redraws from the data on disk (a usage error, exit 2, if it is missing,
-partial or corrupted); ``--simulate-only`` writes the data without drawing.
+partial or corrupted); ``--simulate-only`` writes the data without drawing; ``--scheduler``
+draws the studies' simulations (and the evidence profile's rate searches) on a Dask cluster,
+the same bytes as here.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 import os
 import sys
 
-from stats.cli import Parser, count, seed, tune_malloc_or_exit, writable_dir
+from stats.cli import Parser, count, dask_client, seed, tune_malloc_or_exit, writable_dir
 
 from . import ANALYSES, profile_studies, render
 
@@ -27,6 +29,7 @@ def build_parser():
     parser.add_argument("--seed", type=seed, default=int(os.environ.get("SEED", DEFAULT_SEED)), help="root seed (default: $SEED or the suite's)")
     parser.add_argument("--quick", action="store_true", help="a draft: about a tenth of the draws, marked as such")
     parser.add_argument("--workers", type=count, default=default_workers(), help="processes on this machine (default: all cores)")
+    parser.add_argument("--scheduler", metavar="ADDRESS", help="draw on the Dask cluster at ADDRESS (needs the dask extra)")
     return parser
 
 
@@ -51,11 +54,14 @@ def main(argv=None):
             except DataError as exc:
                 parser.error(str(exc))
             del module
+    if args.render_only and args.scheduler is not None:
+        parser.error("--scheduler draws simulations; --render-only draws none")
+    scheduler = dask_client(args.scheduler, parser)
     try:
         for name in names:
             module = ANALYSES[name]
             if not args.render_only:
-                module.simulate(out, seed=args.seed, quick=args.quick, workers=args.workers)
+                module.simulate(out, seed=args.seed, quick=args.quick, workers=args.workers, scheduler=scheduler)
                 print(f"{name}: wrote {out / 'data' / name}")
             if not args.simulate_only:
                 for path in render(out, name):
@@ -66,6 +72,9 @@ def main(argv=None):
     except DataError as exc:
         sys.stderr.write(f"python -m analyses: error: {exc}\n")
         return 2
+    finally:
+        if scheduler is not None:
+            scheduler.close()
     return 0
 
 

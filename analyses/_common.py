@@ -19,11 +19,12 @@ def rows_for(sim, *, quick, numbers=2e7, cap=200_000, floor=64):
     return int(max(floor, min(cap / (4 if quick else 1), budget // max(1.0, float(sim.cost)))))
 
 
-def run(sims_and_rows, *, seed, workers, keep=None, desc="simulating"):
-    """Run ``[(sim, n), ...]`` on the engine; returns ``{sim.key: SimResult}``."""
+def run(sims_and_rows, *, seed, workers, keep=None, desc="simulating", scheduler=None):
+    """Run ``[(sim, n), ...]`` on the engine (on the Dask cluster at ``scheduler``, when given);
+    returns ``{sim.key: SimResult}``."""
     keep = keep or {}
     jobs = [Job(sim, n, frozenset(keep.get(sim.key, ()))) for sim, n in sims_and_rows]
-    return run_simulations(jobs, seed=seed, formulas=FORMULAS, workers=workers, progress=True, desc=desc)
+    return run_simulations(jobs, seed=seed, formulas=FORMULAS, workers=workers, scheduler=scheduler, progress=True, desc=desc)
 
 
 def mean_row(summary, factor=1.0):

@@ -30,7 +30,7 @@ FIGURES = {
 }
 
 
-def simulate(out, *, seed, quick=False, workers=1):
+def simulate(out, *, seed, quick=False, workers=1, scheduler=None):
     w = StudyWriter(out, STUDY, seed=seed, quick=quick)
     widths = WIDTHS[::2] if quick else WIDTHS
     points = [(d, T, sc) for T in KEYS for sc in ("none", "sqrt") for d in widths]

@@ -65,7 +65,7 @@ def _median_ratio(f, g, reps, inner=3):
     return statistics.median(ratios), float(np.quantile(ratios, 0.25)), float(np.quantile(ratios, 0.75))
 
 
-def simulate(out, *, seed, quick=False, workers=1):
+def simulate(out, *, seed, quick=False, workers=1, scheduler=None):
     w = StudyWriter(out, STUDY, seed=seed, quick=quick)
     rng = np.random.default_rng(np.random.SeedSequence(seed))
     rows = []

@@ -47,10 +47,10 @@ def cells():
             for _, scaling, base in MODEL_PARAMETERISATIONS for d in COORDINATE_WIDTHS]
 
 
-def simulate(out, *, seed, quick=False, workers=1):
+def simulate(out, *, seed, quick=False, workers=1, scheduler=None):
     w = StudyWriter(out, STUDY, seed=seed, quick=quick)
     sims = cells()
-    res = run([(s, COORDINATE_QUICK_RUNS if quick else COORDINATE_RUNS) for s in sims], seed=seed, workers=workers)
+    res = run([(s, COORDINATE_QUICK_RUNS if quick else COORDINATE_RUNS) for s in sims], seed=seed, workers=workers, scheduler=scheduler)
     rows = [dict(parameterisation=NAMES[s.scaling], d_model=s.d_model, step=t, activation=what,
                  **mean_row(res[s.key].summary(f"{what}_{t}")))
             for s in sims for t in range(1, s.steps + 1) for what in ("residual", "logits")]

@@ -67,12 +67,12 @@ FIGURES = {
 }
 
 
-def simulate(out, *, seed, quick=False, workers=1):
+def simulate(out, *, seed, quick=False, workers=1, scheduler=None):
     profile = decisive_profile()
     w = StudyWriter(out, STUDY, seed=seed, quick=quick)
     curves, windows, frozen = [], [], []
     steps_at = checkpoint_steps(profile.budget)
-    for (shape, optimizer, warmup, head), search in profile_searches(profile, workers=workers).items():
+    for (shape, optimizer, warmup, head), search in profile_searches(profile, workers=workers, scheduler=scheduler).items():
         cell = dict(profile=profile.name, d_k=shape[0], d_model=shape[1], optimizer=optimizer, warmup=warmup, head=head)
         for stage in search.stages:
             for p in stage.points:

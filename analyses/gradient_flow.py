@@ -32,11 +32,11 @@ FIGURES = {
 }
 
 
-def simulate(out, *, seed, quick=False, workers=1):
+def simulate(out, *, seed, quick=False, workers=1, scheduler=None):
     w = StudyWriter(out, STUDY, seed=seed, quick=quick)
     sims = [HeadSim(d, sc) for sc in HEAD_SCALINGS for d in WIDTHS]
     n = FLOW_QUICK_ROWS if quick else FLOW_ROWS
-    res = run([(s, n) for s in sims], seed=seed, workers=workers)
+    res = run([(s, n) for s in sims], seed=seed, workers=workers, scheduler=scheduler)
     rows = [dict(d_k=s.d_k, scaling=s.scaling, statistic=st, **mean_row(res[s.key].summary(st))) for s in sims for st in STATS]
     w.table("heads", pd.DataFrame(rows))
     return w.close()

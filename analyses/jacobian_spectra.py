@@ -33,11 +33,11 @@ FIGURES = {
 }
 
 
-def simulate(out, *, seed, quick=False, workers=1):
+def simulate(out, *, seed, quick=False, workers=1, scheduler=None):
     w = StudyWriter(out, STUDY, seed=seed, quick=quick)
     sims = [SpectrumSim(d, T, sc) for sc in ("none", "sqrt") for d in WIDTHS]
     n = SPECTRA_QUICK_ROWS if quick else SPECTRA_ROWS
-    res = run([(s, n) for s in sims], seed=seed, workers=workers, keep={s.key: STATS for s in sims})
+    res = run([(s, n) for s in sims], seed=seed, workers=workers, keep={s.key: STATS for s in sims}, scheduler=scheduler)
     rows, quant = [], []
     for s in sims:
         r = res[s.key]

@@ -69,10 +69,10 @@ def _name(sim):
     return NAMES[f"{sim.scaling}/{sim.mup_base}"]
 
 
-def simulate(out, *, seed, quick=False, workers=1):
+def simulate(out, *, seed, quick=False, workers=1, scheduler=None):
     w = StudyWriter(out, STUDY, seed=seed, quick=quick)
     sims = cells(quick=quick)
-    res = run([(s, runs(s, quick=quick)) for s in sims], seed=seed, workers=workers, desc=STUDY)
+    res = run([(s, runs(s, quick=quick)) for s in sims], seed=seed, workers=workers, desc=STUDY, scheduler=scheduler)
     rows = [dict(parameterisation=_name(s), d_k=s.d_k, statistic=st, **mean_row(res[s.key].summary(st)))
             for s in sims for st in s.statistics]
     cells_table = pd.DataFrame(rows)

@@ -55,7 +55,7 @@ def _near(x, dtype, k=3):
     return np.array(vals)
 
 
-def simulate(out, *, seed, quick=False, workers=1):
+def simulate(out, *, seed, quick=False, workers=1, scheduler=None):
     w = StudyWriter(out, STUDY, seed=seed, quick=quick)
     rows = []
     for dtype in FORMATS:

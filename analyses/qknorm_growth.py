@@ -61,10 +61,10 @@ def sensitivity(data):
     return pd.DataFrame(rows)
 
 
-def simulate(out, *, seed, quick=False, workers=1):
+def simulate(out, *, seed, quick=False, workers=1, scheduler=None):
     w = StudyWriter(out, STUDY, seed=seed, quick=quick)
     sims = cells(quick=quick)
-    res = run([(s, QUICK_RUNS if quick else RUNS) for s in sims], seed=seed, workers=workers, desc=STUDY)
+    res = run([(s, QUICK_RUNS if quick else RUNS) for s in sims], seed=seed, workers=workers, desc=STUDY, scheduler=scheduler)
     data = pd.DataFrame([dict(d_k=s.d_k, scaling=s.scaling, lr=s.lr, statistic=st, **mean_row(res[s.key].summary(st)))
                          for s in sims for st in STATS])
     w.table("cells", data)

@@ -63,12 +63,12 @@ def cells(*, quick):
             for scaling in NAMES for d in (additive if scaling == "additive" else widths)]
 
 
-def simulate(out, *, seed, quick=False, workers=1):
+def simulate(out, *, seed, quick=False, workers=1, scheduler=None):
     w = StudyWriter(out, STUDY, seed=seed, quick=quick)
     sims = cells(quick=quick)
     runs = 2 if quick else RECALL_STUDY_RUNS
     keep = {s.key: RECALL_OUTCOMES for s in sims}
-    res = run([(s, runs) for s in sims], seed=seed, workers=workers, keep=keep, desc=STUDY)
+    res = run([(s, runs) for s in sims], seed=seed, workers=workers, keep=keep, desc=STUDY, scheduler=scheduler)
     w.table("cells", pd.DataFrame([dict(model=NAMES[s.scaling], d_k=s.d_model, statistic=st, **mean_row(res[s.key].summary(st)))
                                    for s in sims for st in RECALL_OUTCOMES]))
     w.table("runs", pd.DataFrame([dict(model=NAMES[s.scaling], d_k=s.d_model, seed=i, steps=s.steps,

@@ -73,7 +73,7 @@ def exact_rows(points, workers):
         return list(pool.map(_exact_row, points))
 
 
-def simulate(out, *, seed, quick=False, workers=1):
+def simulate(out, *, seed, quick=False, workers=1, scheduler=None):
     w = StudyWriter(out, STUDY, seed=seed, quick=quick)
     widths = STUDY_QUICK_WIDTHS if quick else WIDTHS  # a draft draws every other width, up to 2^12
     keys = STUDY_QUICK_KEYS if quick else KEYS
@@ -82,7 +82,7 @@ def simulate(out, *, seed, quick=False, workers=1):
     n = STUDY_QUICK_MC_ROWS if quick else STUDY_MC_ROWS
     mc_sims = [SaturationSim(d, T, sc) for sc in ("none", "sqrt") for d in MC_WIDTHS]
     key_sims = [SaturationSim(ROW_WIDTH, k, "none") for k in KEYS]
-    res = run([(s, n) for s in mc_sims + key_sims], seed=seed, workers=workers)
+    res = run([(s, n) for s in mc_sims + key_sims], seed=seed, workers=workers, scheduler=scheduler)
     rows = []
     for s in mc_sims + key_sims:
         for stat in ("max_weight", "trace", "one_hot_90", "one_hot_99"):

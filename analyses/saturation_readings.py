@@ -73,7 +73,7 @@ def _readings(d):
     return tuple((k, law) for k, law in PROCEDURE_READINGS if law == "gaussian" or d in PROCEDURE_LAW_WIDTHS)
 
 
-def simulate(out, *, seed, quick=False, workers=1):
+def simulate(out, *, seed, quick=False, workers=1, scheduler=None):
     w = StudyWriter(out, STUDY, seed=seed, quick=quick)
     size = PROCEDURE_QUICK_SIZE if quick else PROCEDURE_SIZE
     rows, best = [], []

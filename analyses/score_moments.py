@@ -48,7 +48,7 @@ FIGURES = {
 }
 
 
-def simulate(out, *, seed, quick=False, workers=1):
+def simulate(out, *, seed, quick=False, workers=1, scheduler=None):
     w = StudyWriter(out, STUDY, seed=seed, quick=quick)
     sims = {(d, law): ScoreSim(d, entries=entry_law(law), method=FAST[law]) for d in WIDTHS for law in LAWS}
     jobs = [(s, rows_for(s, quick=quick, numbers=SCORE_NUMBERS, cap=SCORE_ROWS_CAP)) for s in sims.values()]
@@ -57,7 +57,7 @@ def simulate(out, *, seed, quick=False, workers=1):
     corr = {d: ScoreSim(d, RHO, method="chi2") for d in WIDTHS}
     cos = {d: CosineSim(d, RHO, method="chi2") for d in WIDTHS}
     jobs += [(s, SCORE_QUICK_ROWS if quick else SCORE_ROWS) for s in list(corr.values()) + list(cos.values())]
-    res = run(jobs, seed=seed, workers=workers, keep={s.key: ("score",) for s in hist.values()})
+    res = run(jobs, seed=seed, workers=workers, keep={s.key: ("score",) for s in hist.values()}, scheduler=scheduler)
     rows = []
     for (d, law), s in sims.items():
         summ = res[s.key].summary("score")

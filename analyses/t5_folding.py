@@ -57,10 +57,10 @@ def runs(sim, *, quick):
     return QUICK_RUNS if quick else (WIDE_RUNS if sim.d_k >= 256 else RUNS)
 
 
-def simulate(out, *, seed, quick=False, workers=1):
+def simulate(out, *, seed, quick=False, workers=1, scheduler=None):
     w = StudyWriter(out, STUDY, seed=seed, quick=quick)
     same_rate, gaps = cells(quick=quick)
-    res = run([(s, runs(s, quick=quick)) for s in same_rate + gaps], seed=seed, workers=workers, desc=STUDY)
+    res = run([(s, runs(s, quick=quick)) for s in same_rate + gaps], seed=seed, workers=workers, desc=STUDY, scheduler=scheduler)
     w.table("same_rate", pd.DataFrame([dict(d_k=s.d_k, optimizer=s.optimizer, lr=s.lr, scaling=s.scaling, statistic=st,
                                             **mean_row(res[s.key].summary(st))) for s in same_rate for st in STATS]))
     w.table("gaps", pd.DataFrame([dict(d_k=s.d_k, optimizer=s.optimizer, lr=s.lr, match_eps=s.match_eps, statistic=st,

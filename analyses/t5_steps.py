@@ -31,10 +31,10 @@ FIGURES = {
 }
 
 
-def simulate(out, *, seed, quick=False, workers=1):
+def simulate(out, *, seed, quick=False, workers=1, scheduler=None):
     w = StudyWriter(out, STUDY, seed=seed, quick=quick)
     sims = [T5Sim(d, opt) for opt in ("adam", "sgd") for d in WIDTHS]
-    res = run([(s, T5_STEP_QUICK_RUNS if quick else T5_STEP_RUNS) for s in sims], seed=seed, workers=workers)
+    res = run([(s, T5_STEP_QUICK_RUNS if quick else T5_STEP_RUNS) for s in sims], seed=seed, workers=workers, scheduler=scheduler)
     rows = []
     for s in sims:
         for side in ("query", "key"):

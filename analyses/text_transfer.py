@@ -113,11 +113,11 @@ def runs(*, quick):
     return TEXT_QUICK_RUNS if quick else TEXT_FULL_RUNS if _full() else TEXT_RUNS
 
 
-def simulate(out, *, seed, quick=False, workers=1):
+def simulate(out, *, seed, quick=False, workers=1, scheduler=None):
     w = StudyWriter(out, STUDY, seed=seed, quick=quick)
     sims = cells(quick=quick)
     keep = {s.key: _KEPT + tuple(f"loss_at_{i}" for i in range(len(s.lrs))) for s in sims}
-    res = run([(s, runs(quick=quick)) for s in sims], seed=seed, workers=workers, keep=keep, desc=STUDY)
+    res = run([(s, runs(quick=quick)) for s in sims], seed=seed, workers=workers, keep=keep, desc=STUDY, scheduler=scheduler)
     rows = [dict(parameterisation=NAMES[s.scaling], d_model=s.d_model, d_k=s.config.d_k, statistic=st,
                  **mean_row(res[s.key].summary(st)))
             for s in sims for st in s.statistics]

@@ -96,10 +96,10 @@ def cells(*, quick):
     ]
 
 
-def simulate(out, *, seed, quick=False, workers=1):
+def simulate(out, *, seed, quick=False, workers=1, scheduler=None):
     w = StudyWriter(out, STUDY, seed=seed, quick=quick)
     sims = cells(quick=quick)
-    res = run([(s, runs(s, quick=quick)) for s in sims], seed=seed, workers=workers, desc="training")
+    res = run([(s, runs(s, quick=quick)) for s in sims], seed=seed, workers=workers, desc="training", scheduler=scheduler)
     rows = [
         dict(d_k=s.d_k, d_model=s.d_model, scaling=s.scaling, optimizer=s.optimizer, lr=s.lr, statistic=st,
              **mean_row(res[s.key].summary(st)))

@@ -16,6 +16,21 @@ from . import cli
 
 
 def _cmd_verify(args, parser):
+    scheduler = cli.dask_client(args.scheduler, parser)
+    try:
+        return _cmd_verify_on(args, parser, scheduler)
+    finally:
+        if scheduler is not None:
+            scheduler.close()
+
+
+def _cmd_verify_on(args, parser, scheduler):
+    if scheduler is not None:
+        # Building the registry draws the evidence profile's rate searches: on the cluster, before it.
+        from .lr_search import profile_searches
+        from .settings.decisive import decisive_profile
+
+        profile_searches(decisive_profile(), scheduler=scheduler)
     from .claims.registry import REGISTRY
     from .claims import plan, select_claims
 
@@ -28,19 +43,14 @@ def _cmd_verify(args, parser):
     whole = tuple(chosen) == tuple(REGISTRY)
     name, mname = ("claims", "mutants") if whole else ("claims-selection", "mutants-selection")
     cli.output_files(out, [f"{name}.csv", f"{name}.run.json"] + ([f"{mname}.csv"] if args.mutants else []), parser)
-    scheduler = cli.dask_client(args.scheduler, parser)
+    start = time.perf_counter()
     try:
-        start = time.perf_counter()
-        try:
-            the_plan = plan(REGISTRY, select=chosen, seed=args.seed, n_factor=args.n_factor, workers=args.workers)
-        except ValueError as exc:
-            if not str(exc).startswith("n_factor"):
-                raise  # a claim whose design fails is a mistake in the registry, not a usage error
-            parser.error("--n-factor" + str(exc)[len("n_factor"):])
-        return _verify(args, chosen, the_plan, out, name, mname, scheduler, start)
-    finally:
-        if scheduler is not None:
-            scheduler.close()
+        the_plan = plan(REGISTRY, select=chosen, seed=args.seed, n_factor=args.n_factor, workers=args.workers)
+    except ValueError as exc:
+        if not str(exc).startswith("n_factor"):
+            raise  # a claim whose design fails is a mistake in the registry, not a usage error
+        parser.error("--n-factor" + str(exc)[len("n_factor"):])
+    return _verify(args, chosen, the_plan, out, name, mname, scheduler, start)
 
 
 def _verify(args, chosen, the_plan, out, name, mname, scheduler, start):

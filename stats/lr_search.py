@@ -372,12 +372,36 @@ def _draw_search(frozen_arguments):
     _search_cached(frozen_arguments, workers=1, progress=False)
 
 
-def profile_searches(profile, *, workers=None):
+def _remote_search(frozen_arguments):
+    """One search drawn on a Dask worker, on that worker's one core: its record as JSON (the caller keeps it)."""
+    arguments, _, _, _ = _cache_io(frozen_arguments)
+    return search_rate(**arguments, workers=1).to_json()
+
+
+def _searches_on_cluster(missing, scheduler, bar):
+    """The ``missing`` searches, one Dask task each, kept in this machine's cache as they finish."""
+    from distributed import Client, as_completed as completed
+
+    client = Client(scheduler) if isinstance(scheduler, str) else scheduler
+    try:
+        futures = {client.submit(_remote_search, f, pure=False, priority=_step_cost(f)): f for f in missing}
+        for future in completed(futures):
+            _, lock, read, store = _cache_io(futures[future])
+            locked_cache(lock, read, lambda done=future: RateSearch.from_json(done.result()), store)
+            bar.update()
+    finally:
+        if isinstance(scheduler, str):
+            client.close()
+
+
+def profile_searches(profile, *, workers=None, scheduler=None):
     """``{(shape, optimizer, warmup, scaling): RateSearch}`` for every search of ``profile``
     (:meth:`~stats.settings.decisive.DecisiveProfile.searches`), the ones not cached yet drawn side
-    by side, one search a process on ``workers`` processes (default: all cores).  A search's stages
-    and rates run one after another and a small cell's draw is one block, so searches drawn one at a
-    time would hold one core; the numbers are those of :func:`profile_search`, whatever ``workers``."""
+    by side, one search a process on ``workers`` processes (default: all cores), or one search a
+    task on the Dask cluster at ``scheduler`` (an address or a ``distributed.Client``).  A search's
+    stages and rates run one after another and a small cell's draw is one block, so searches drawn
+    one at a time would hold one core; the numbers are those of :func:`profile_search`, whatever
+    ``workers`` or ``scheduler``."""
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
     from tqdm.auto import tqdm
@@ -389,12 +413,15 @@ def profile_searches(profile, *, workers=None):
         raise ValueError(f"workers must be a positive integer; got {workers!r}")
     keys = {key: _frozen(_profile_arguments(profile, key[0], key[3], key[1], key[2])) for key in profile.searches()}
     missing = [f for f in dict.fromkeys(keys.values()) if _cache_io(f)[2]() is None]
-    if len(missing) > 1 and workers > 1:
-        missing.sort(key=_step_cost, reverse=True)  # the widest first, so the pool drains evenly
+    missing.sort(key=_step_cost, reverse=True)  # the widest first, so the pool drains evenly
+    desc = f"rate searches ({profile.name} profile)"
+    if missing and scheduler is not None:
+        with tqdm(total=len(missing), desc=desc, unit="search") as bar:
+            _searches_on_cluster(missing, scheduler, bar)
+    elif len(missing) > 1 and workers > 1:
         with ProcessPoolExecutor(max_workers=min(workers, len(missing)), mp_context=pool_context()) as pool:
             futures = [pool.submit(_draw_search, f) for f in missing]  # all submitted before the bar starts its thread
-            for future in tqdm(as_completed(futures), total=len(missing), desc=f"rate searches ({profile.name} profile)",
-                               unit="search"):
+            for future in tqdm(as_completed(futures), total=len(missing), desc=desc, unit="search"):
                 future.result()
     return {key: profile_search(profile, key[0], key[3], key[1], key[2]) for key in keys}
 

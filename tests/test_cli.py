@@ -34,6 +34,7 @@ BAD = {
         "--seed": ["x", "-3"],
         "--workers": ["0", "x"],
         "--out": ["/proc/version"],
+        "--scheduler": ["", "tcp://127.0.0.1:1"],
         "STUDY": ["nope"],
     },
     ("benchmarks",): {
@@ -52,6 +53,7 @@ def _cmd(prog):
 SLOW = {
     (("stats", "verify"), "--n-factor", "1e12"),  # plans every claim (pilots included) before refusing the design
     (("stats", "verify"), "--scheduler", "tcp://127.0.0.1:1"),  # waits out the 10 s connect
+    (("analyses",), "--scheduler", "tcp://127.0.0.1:1"),
 }
 
 

@@ -5,11 +5,13 @@ import os
 import subprocess
 import sys
 import warnings
+from pathlib import Path
 
 import pytest
 
 from stats import FORMULAS, Job, SaturationSim, ScoreSim, entry_law, local_dask_cluster, run_simulations
 
+ROOT = Path(__file__).resolve().parents[1]
 SELECTION = "product-mean,winner-bound,saturation-samplers-agree,fast-path-bitpacked"
 
 
@@ -114,3 +116,54 @@ def test_a_calibration_on_a_dask_cluster_gives_the_local_tables(cluster, monkeyp
     remote = calibration.calibrate(**kw, scheduler=cluster.scheduler_address)
     for a, b in zip(local[:4], remote[:4]):
         assert a.to_csv() == b.to_csv()
+
+
+def _tasks_run(address):
+    """How many tasks the cluster's scheduler has seen run (every task prefix's count, by state)."""
+    from distributed import Client
+
+    with Client(address) as client:
+        return client.run_on_scheduler(lambda dask_scheduler: sum(
+            sum(tp.state_counts.get(state, 0) for state in ("memory", "released", "forgotten"))
+            for tp in dask_scheduler.task_prefixes.values()))
+
+
+def test_a_study_on_a_dask_cluster_writes_the_local_data(cluster, tmp_path):
+    """`python -m analyses --scheduler` draws a study's simulations on the cluster (its scheduler runs
+    tasks it did not before): the same tables, byte for byte."""
+    def data(out, *extra):
+        subprocess.run([sys.executable, "-m", "analyses", "t5_steps", "--quick", "--simulate-only", "--out", str(out), *extra],
+                       cwd=ROOT, check=True, capture_output=True)
+        folder = out / "data" / "t5_steps"
+        return {p.name: p.read_bytes() for p in folder.iterdir() if p.suffix == ".csv"}
+
+    local = data(tmp_path / "local", "--workers", "1")
+    before = _tasks_run(cluster.scheduler_address)
+    assert local and local == data(tmp_path / "dask", "--scheduler", cluster.scheduler_address)
+    assert _tasks_run(cluster.scheduler_address) > before
+
+
+def test_the_rate_searches_on_a_dask_cluster_are_the_local_ones(cluster, tmp_path, monkeypatch):
+    """An evidence profile's searches drawn one a task on the cluster, then kept in this machine's cache,
+    are the searches drawn here in turn; a second call reads the cache."""
+    from test_lr_search import _clear, _tiny_profile
+
+    from stats import lr_search
+
+    profile = _tiny_profile()
+    _clear()
+    try:
+        monkeypatch.setenv("SDPA_CACHE", str(tmp_path / "dask"))
+        before = _tasks_run(cluster.scheduler_address)
+        remote = lr_search.profile_searches(profile, scheduler=cluster.scheduler_address)
+        assert len(list((tmp_path / "dask" / "lr-search").glob("*.json"))) == len(remote) == 13
+        assert _tasks_run(cluster.scheduler_address) >= before + 13
+        _clear()
+        monkeypatch.setenv("SDPA_CACHE", str(tmp_path / "here"))
+        assert lr_search.profile_searches(profile, workers=1) == remote
+        _clear()
+        monkeypatch.setenv("SDPA_CACHE", str(tmp_path / "dask"))
+        monkeypatch.setattr(lr_search, "search_rate", lambda **kw: (_ for _ in ()).throw(AssertionError("drawn again")))
+        assert lr_search.profile_searches(profile, scheduler=cluster.scheduler_address) == remote
+    finally:
+        _clear()
