@@ -93,7 +93,11 @@ def figures(out):
         colour = PALETTE[model]
         r = runs[runs["model"] == model]
         c = cells_table[cells_table["model"] == model]
-        x = lambda d: np.asarray(d, dtype=float) * 2.0 ** offsets[model]  # noqa: E731 -- a shift on the log axis
+        shift = 2.0 ** offsets[model]  # apart on the log axis, so the models' points do not overlap
+
+        def x(d):
+            return np.asarray(d, dtype=float) * shift
+
         for ax, stat in ((axes[0], "accuracy"), (axes[1], "steps_to_solve")):
             ax.scatter(x(r["d_k"]), r[stat], s=10, color=colour, alpha=0.6, lw=0)
             m = c[c["statistic"] == stat].sort_values("d_k")
