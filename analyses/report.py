@@ -25,7 +25,7 @@ from stats.claims.headings import SECTION_HEADINGS, SUITE_HEADINGS
 from stats.claims.findings import CAVEAT, ERRATUM, FINDINGS, GRADES, HOLDS, worst_finding
 from stats.claims.verdicts import CAVEAT_CONFIRMED, CONFIRMED, ERRATUM_CONFIRMED, OK_VERDICTS, PASS, UNTESTABLE
 
-from . import ANALYSES, all_figures
+from . import all_figures, profile_studies
 from ._data import DataError, read_manifest
 
 __all__ = [
@@ -393,7 +393,7 @@ def build_page(out):
                               for n in ("mutants", "exact"))
     numbers = json.loads((out / "numbers.json").read_text()) if (out / "numbers.json").exists() else {}
     manifests, drafts = {}, []
-    for study in ANALYSES:
+    for study in profile_studies():  # a study of another evidence profile, left from its build, is not this page's
         try:
             manifests[study] = read_manifest(out, study)
         except DataError:
