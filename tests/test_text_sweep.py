@@ -122,12 +122,21 @@ def test_a_narrow_row_compares_each_rate_s_trained_logits_across_the_widths(scal
     for name, rows in wide.items():
         np.testing.assert_array_equal(paired[name], rows)
     assert (wide["best_log_lr"] != narrow["best_log_lr"]).any()
-    pairs = [(f"at_{i}", wide[f"logit_at_{i}"], narrow[f"logit_at_{i}"]) for i in range(3)]
-    for at, w, n in pairs + [("best", wide["logit_best"], narrow["logit_best"])]:
-        ratio = w / n
-        np.testing.assert_array_equal(paired[f"logit_ratio_{at}"], ratio)
-        np.testing.assert_array_equal(paired[f"logit_flat_{at}"], ((ratio >= 0.5) & (ratio <= 2)).astype(float))
-        np.testing.assert_array_equal(paired[f"logit_grows_{at}"], (ratio > 2).astype(float))
+    def diverged(sweep, i):
+        """The sweep's diverged flags at grid point i, per row (i an index or one per row)."""
+        return np.choose(np.broadcast_to(i, (2,)), [sweep[f"diverged_at_{k}"] for k in range(3)])
+
+    def best_index(sweep):
+        return np.argmin([sweep[f"loss_at_{k}"] for k in range(3)], axis=0)
+
+    pairs = [(f"at_{i}", wide[f"logit_at_{i}"], narrow[f"logit_at_{i}"], diverged(wide, i) + diverged(narrow, i)) for i in range(3)]
+    best = ("best", wide["logit_best"], narrow["logit_best"],
+            diverged(wide, best_index(wide)) + diverged(narrow, best_index(narrow)))
+    for at, w, n, gone in pairs + [best]:
+        ratio, kept = w / n, gone == 0
+        np.testing.assert_array_equal(paired[f"logit_diverged_{at}"], (~kept).astype(float))
+        np.testing.assert_array_equal(paired[f"logit_flat_{at}"], (kept & (ratio >= 0.5) & (ratio <= 2)).astype(float))
+        np.testing.assert_array_equal(paired[f"logit_grows_{at}"], (kept & (ratio > 2)).astype(float))
 
 
 @pytest.mark.parametrize("kw, match", [

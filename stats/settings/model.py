@@ -41,8 +41,9 @@ RECALL_LR = 3e-3
 #: The study at growing width (``analyses/recall_widths.py``, EVIDENCE=full): its widths (d_k =
 #: d_model), seeds a cell, and the widths where additive attention is trained beside the dot
 #: products (a step of it costs about seven of a dot product's at d_k = 64).  A censored run of
-#: 1500 steps costs about 33 s at d_k = 64, 91 s at 128 and 580 s at 256 (docs/performance.md),
-#: so 256 is priced there, not run.  A draft's width and budget.
+#: 1500 steps costs about 33 s at d_k = 64, 91 s at 128 and 240-460 s at 256 (docs/performance.md),
+#: where at this rate no model solves the task (docs/results.md): 256 is priced, not run.  A
+#: draft's width and budget.
 RECALL_STUDY_WIDTHS, RECALL_STUDY_RUNS, RECALL_ADDITIVE_WIDTHS = (32, 64, 128), 2, (32, 64)
 RECALL_QUICK_WIDTHS, RECALL_QUICK_STEPS = (32,), 30
 

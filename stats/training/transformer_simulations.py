@@ -310,10 +310,11 @@ class TextSweepSim(Simulation):
     gradient agrees).
 
     With ``narrow`` set, each row also trains the same seed (the same batches) at that width, at
-    every rate, and compares the trained attention logits wide over narrow: ``logit_ratio_at_{i}``
-    (both at rate i: one rate for every width, muP's protocol), ``logit_ratio_best`` (each width at
-    its own best rate of the grid), and for each, ``logit_flat_*`` (1 when the ratio lies within
-    :data:`TRAINED_LOGIT_FACTOR` either way) and ``logit_grows_*`` (1 when it exceeds it).
+    every rate, and compares the trained attention logits wide over narrow, both at rate i
+    (``..._at_{i}``: one rate for every width, muP's protocol) and each width at its own best rate
+    of the grid (``..._best``): ``logit_flat_*`` is 1 when the ratio lies within
+    :data:`TRAINED_LOGIT_FACTOR` either way, ``logit_grows_*`` when it exceeds it, and
+    ``logit_diverged_*`` when either run diverged (then neither of the others is 1).
     """
 
     d_model: int
@@ -356,7 +357,7 @@ class TextSweepSim(Simulation):
     def statistics(self):
         per_point = ("loss_at", "beats_bigram_at", "logit_at", "cosine_at", "diverged_at")
         compared = (() if self.narrow is None else
-                    tuple(f"logit_{kind}_{at}" for kind in ("ratio", "flat", "grows")
+                    tuple(f"logit_{kind}_{at}" for kind in ("diverged", "flat", "grows")
                           for at in ("best", *(f"at_{i}" for i in range(len(self.lrs))))))
         return (("initial_loss", "initial_cosine", "best_log_lr", "best_loss", "beats_bigram_best", "logit_best", "cosine_best", "gradient_error")
                 + tuple(f"{what}_{i}" for what in per_point for i in range(len(self.lrs))) + compared)
@@ -436,17 +437,23 @@ class TextSweepSim(Simulation):
             out["cosine_best"][r] = out[f"cosine_at_{best}"][r]
             if narrow_config is not None:
                 narrow_runs = [train(narrow_config, r, lr) for lr in self.lrs]
-                narrow_logits = [max(run.max_logit[-1]) for run, _, _ in narrow_runs]
                 narrow_best = int(np.argmin([loss for _, _, loss in narrow_runs]))
-                for i, logit in enumerate(narrow_logits):
-                    _compare_logits(out, f"at_{i}", r, out[f"logit_at_{i}"][r], logit)
-                _compare_logits(out, "best", r, out["logit_best"][r], narrow_logits[narrow_best])
+                for i, (run, diverged, _) in enumerate(narrow_runs):
+                    _compare_logits(out, f"at_{i}", r, (out[f"logit_at_{i}"][r], max(run.max_logit[-1])),
+                                    out[f"diverged_at_{i}"][r] or diverged)
+                run, diverged, _ = narrow_runs[narrow_best]
+                _compare_logits(out, "best", r, (out["logit_best"][r], max(run.max_logit[-1])),
+                                out[f"diverged_at_{best}"][r] or diverged)
         return out
 
 
-def _compare_logits(out, at, r, wide, narrow):
-    """Row ``r``'s trained logits compared, wide over narrow (a zero narrow logit gives an infinite ratio)."""
-    ratio = wide / narrow if narrow > 0 else math.inf
-    out[f"logit_ratio_{at}"][r] = ratio
-    out[f"logit_flat_{at}"][r] = float(1 / TRAINED_LOGIT_FACTOR <= ratio <= TRAINED_LOGIT_FACTOR)
-    out[f"logit_grows_{at}"][r] = float(ratio > TRAINED_LOGIT_FACTOR)
+def _compare_logits(out, at, r, logits, diverged):
+    """Row ``r``'s trained ``logits`` (wide, narrow) compared, wide over narrow.  A pair where either run
+    diverged has no trained logit to compare (a diverged run's is its step-0 one): it counts as neither
+    level nor growing, against whichever a check asks."""
+    wide, narrow = logits
+    compared = not diverged and narrow > 0
+    ratio = wide / narrow if compared else 0.0
+    out[f"logit_diverged_{at}"][r] = float(diverged)
+    out[f"logit_flat_{at}"][r] = float(compared and 1 / TRAINED_LOGIT_FACTOR <= ratio <= TRAINED_LOGIT_FACTOR)
+    out[f"logit_grows_{at}"][r] = float(compared and ratio > TRAINED_LOGIT_FACTOR)
