@@ -415,42 +415,42 @@ class TextSweepSim(Simulation):
             diverged = run.diverged_at is not None
             return run, diverged, (run.val_loss[0] if diverged else run.final_val_loss)
 
+        def sweep(cfg, r):
+            """Row r's runs at every rate at ``cfg`` (run, diverged, loss), and the index of the smallest loss."""
+            runs = [train(cfg, r, lr) for lr in self.lrs]
+            return runs, int(np.argmin([loss for _, _, loss in runs]))
+
         narrow_config = None if self.narrow is None else self._config_over(len(vocabulary), self.narrow)
         for r in range(rows):
-            losses = np.empty(len(self.lrs))
-            for i, lr in enumerate(self.lrs):
-                run, diverged, losses[i] = train(config, r, lr)
-                out[f"loss_at_{i}"][r] = losses[i]
-                out[f"beats_bigram_at_{i}"][r] = float(losses[i] < floor)
+            runs, best = sweep(config, r)
+            for i, (run, diverged, loss) in enumerate(runs):
+                out[f"loss_at_{i}"][r] = loss
+                out[f"beats_bigram_at_{i}"][r] = float(loss < floor)
                 out[f"logit_at_{i}"][r] = max(run.max_logit[-1])
                 out[f"cosine_at_{i}"][r] = float(np.mean(run.alignment[-1]))
                 out[f"diverged_at_{i}"][r] = float(diverged)
-                if i == 0:
-                    out["gradient_error"][r] = run.gradient_check
-                    out["initial_loss"][r] = run.val_loss[0]
-                    out["initial_cosine"][r] = float(np.mean(run.alignment[0]))
-            best = int(np.argmin(losses))
+            first = runs[0][0]
+            out["gradient_error"][r] = first.gradient_check
+            out["initial_loss"][r] = first.val_loss[0]
+            out["initial_cosine"][r] = float(np.mean(first.alignment[0]))
             out["best_log_lr"][r] = math.log10(self.lrs[best])
-            out["best_loss"][r] = losses[best]
-            out["beats_bigram_best"][r] = float(losses[best] < floor)
+            out["best_loss"][r] = runs[best][2]
+            out["beats_bigram_best"][r] = float(runs[best][2] < floor)
             out["logit_best"][r] = out[f"logit_at_{best}"][r]
             out["cosine_best"][r] = out[f"cosine_at_{best}"][r]
             if narrow_config is not None:
-                narrow_runs = [train(narrow_config, r, lr) for lr in self.lrs]
-                narrow_best = int(np.argmin([loss for _, _, loss in narrow_runs]))
-                for i, (run, diverged, _) in enumerate(narrow_runs):
-                    _compare_logits(out, f"at_{i}", r, (out[f"logit_at_{i}"][r], max(run.max_logit[-1])),
-                                    out[f"diverged_at_{i}"][r] or diverged)
-                run, diverged, _ = narrow_runs[narrow_best]
-                _compare_logits(out, "best", r, (out["logit_best"][r], max(run.max_logit[-1])),
-                                out[f"diverged_at_{best}"][r] or diverged)
+                narrow_runs, narrow_best = sweep(narrow_config, r)
+                for at, i, j in (*((f"at_{i}", i, i) for i in range(len(self.lrs))), ("best", best, narrow_best)):
+                    (wide_run, wide_diverged, _), (narrow_run, narrow_diverged, _) = runs[i], narrow_runs[j]
+                    _compare_logits(out, at, r, (max(wide_run.max_logit[-1]), max(narrow_run.max_logit[-1])),
+                                    wide_diverged or narrow_diverged)
         return out
 
 
 def _compare_logits(out, at, r, logits, diverged):
     """Row ``r``'s trained ``logits`` (wide, narrow) compared, wide over narrow.  A pair where either run
-    diverged has no trained logit to compare (a diverged run's is its step-0 one): it counts as neither
-    level nor growing, against whichever a check asks."""
+    ``diverged`` has no trained logit to compare (a diverged run's is its step-0 one): it counts as
+    neither level nor growing, against whichever a check asks."""
     wide, narrow = logits
     compared = not diverged and narrow > 0
     ratio = wide / narrow if compared else 0.0
