@@ -22,7 +22,7 @@ from stats.claims import NOT_CHECKABLE
 from stats.claims.checks import CALIBRATIONS
 from stats.claims.registry import REGISTRY
 from stats.claims.headings import SECTION_HEADINGS, SUITE_HEADINGS
-from stats.claims.findings import CAVEAT, ERRATUM, FINDINGS, GRADES, HOLDS, worst_finding
+from stats.claims.findings import CAVEAT, ERRATUM, FINDINGS, GRADES, HOLDS, UNSETTLED, worst_finding
 from stats.claims.verdicts import CAVEAT_CONFIRMED, CONFIRMED, ERRATUM_CONFIRMED, OK_VERDICTS, PASS, UNTESTABLE
 
 from . import all_figures, profile_studies
@@ -30,8 +30,7 @@ from ._data import DataError, read_manifest
 
 __all__ = [
     "GRADING_RULE", "build_findings", "build_numbers", "build_page", "build_pdf", "claim_findings", "readme_findings",
-    "recorded_findings",
-    "rounded_as_stated", "update_readme",
+    "recorded_findings", "rounded_as_stated", "unsettled_checks", "update_readme",
 ]
 
 TEMPLATES = Path(__file__).with_name("templates")
@@ -170,6 +169,17 @@ def recorded_findings(claims=None):
                          digits="" if digits is None or pd.isna(digits) else f"{digits:.2g}", evidence=_evidence(r))
         out.append(found)
     return out
+
+
+def unsettled_checks(claims):
+    """Every check of ``claims`` (``claims.csv`` as a frame) whose finding is ``unsettled``: not
+    refuted, its estimate outside the interval the text states.  One dict each: its claim, heading,
+    check, what the text states (the registry's), the evidence, the smallest discrepancy it could
+    detect, its rows and its Holm-adjusted p-value."""
+    stated = {(c.id, ch.label): ch.stated.text for c in REGISTRY for ch in c.checks if getattr(ch, "stated", None)}
+    return [dict(claim=r["claim"], section=r["section"], check=r["check"], text=stated.get((r["claim"], r["check"]), ""),
+                 evidence=_evidence(r), detectable=_fmt(r["detectable"], 2), n=int(r["n"]), p_holm=_fmt(r["p_holm"], 2))
+            for _, r in claims[claims["finding"] == UNSETTLED].iterrows()]
 
 
 def claim_findings(claims):
@@ -324,8 +334,8 @@ def build_findings(out):
         ("claims (statements of the text under test)", f"{len(findings)}"),
         ("checks", f"{len(claims)}: {_count(claims['verdict'].value_counts().to_dict())}"),
         ("claims by finding (a claim's is its gravest check's)",
-         f"holds {by_finding[HOLDS]}, caveat {by_finding[CAVEAT]}, erratum {by_finding[ERRATUM]}, "
-         f"not decided here {by_finding['']}"),
+         f"holds {by_finding[HOLDS]}, unsettled {by_finding[UNSETTLED]}, caveat {by_finding[CAVEAT]}, "
+         f"erratum {by_finding[ERRATUM]}, not decided here {by_finding['']}"),
         ("statistical checks in the Holm family", f"{run.get('family_size', '')} (false-fail rate {run.get('family_alpha', '')}, "
                                                    f"design level {run.get('design_level', math.nan):.2g})"),
         ("planted mistakes (mutants) caught",
@@ -363,6 +373,14 @@ def build_findings(out):
               "passing check: its `sentence` row in `claims.csv`):", ""]
     sentences = dict.fromkeys((c["claim"], c["section"], c["sentence"]) for c in cards)
     lines += [f"* `{claim}` ({section}): {' '.join(sentence.split())}" for claim, section, sentence in sentences] + [""]
+    unsettled = unsettled_checks(claims)
+    lines += ["## Not settled", "",
+              "Checks the evidence leans against without refuting them: each is not refuted at the family's level, yet "
+              "its estimate lies outside the interval the text states, so it is not counted as holding (`docs/findings.md`); "
+              "`detectable` is the smallest discrepancy its rows could refute.", ""]
+    lines += (markdown_table(("heading", "claim", "check", "the text says", "the evidence", "detectable", "p (Holm)"),
+                             [(u["section"], f"`{u['claim']}`", u["check"], u["text"], u["evidence"], u["detectable"],
+                               u["p_holm"]) for u in unsettled]) if unsettled else ["None in this run."]) + [""]
     lines += ["## Every claim, by heading", "",
               "The text's headings in its order, then the suite's own; `python -m stats verify --only ID` runs one claim.", ""]
     groups = {cid: g for cid, g in claims.groupby("claim", sort=False)}
@@ -411,7 +429,8 @@ def build_page(out):
                 continue
             worst = "fail" if (~g["verdict"].isin(OK_VERDICTS)).any() else (
                 "erratum" if (g["verdict"] == ERRATUM_CONFIRMED).any() else
-                "caveat" if (g["verdict"] == CAVEAT_CONFIRMED).any() else "pass")
+                "caveat" if (g["verdict"] == CAVEAT_CONFIRMED).any() else
+                "unsettled" if (g["finding"] == UNSETTLED).any() else "pass")
             support.append(dict(id=cid, state=worst, n=len(g)))
         figures.append(dict(name=name, study=study, caption=spec["caption"], width=spec["width"], claims=support,
                             png=f"figures/{name}.png", pdf=f"figures/{name}.pdf"))
@@ -420,8 +439,9 @@ def build_page(out):
     rows = []
     for _, r in claims.iterrows():
         v = r["verdict"]
-        cls = {PASS: "pass", ERRATUM_CONFIRMED: "erratum", CAVEAT_CONFIRMED: "caveat", UNTESTABLE: "untestable"}.get(v, "fail")
         finding = r["finding"] if isinstance(r["finding"], str) else ""
+        cls = {PASS: "unsettled" if finding == UNSETTLED else "pass", ERRATUM_CONFIRMED: "erratum", CAVEAT_CONFIRMED: "caveat",
+               UNTESTABLE: "untestable"}.get(v, "fail")
         grade = r["grade"] if isinstance(r["grade"], str) else ""
         rows.append(dict(claim=r["claim"], check=r["check"], test=r["test"], expected=_fmt(r["expected"]),
                          estimate=_fmt(r["estimate"]), mcse=_fmt(r["mcse"], 2), p_value=_fmt(r["p_value"], 3),
@@ -444,6 +464,7 @@ def build_page(out):
         errata=[e for e in errata if e["kind"] == "erratum"],
         caveats=[e for e in errata if e["kind"] == "caveat"],
         findings=findings,
+        unsettled=unsettled_checks(claims),
         grading_rule=GRADING_RULE,
         confirmed=sum(verdicts.get(v, 0) for v in CONFIRMED),
         figures=figures,

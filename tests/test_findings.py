@@ -9,8 +9,8 @@ import pytest
 from stats import REGISTRY, Claim, Erratum, Measure, ScoreSim, Stated, evaluate, plan, simulate
 from stats.claims import check_builders as build
 from stats.claims.findings import (
-    CAVEAT, ERRATUM, FALSE_AS_STATED, HOLDS, LAST_DIGIT, ROUNDING_SLIP, WRONG_NUMBER, digits_off, erratum_grade,
-    worst_finding,
+    CAVEAT, ERRATUM, FALSE_AS_STATED, HOLDS, LAST_DIGIT, ROUNDING_SLIP, UNSETTLED, WRONG_NUMBER, digits_off, erratum_grade,
+    unsettled, worst_finding,
 )
 from stats.claims.verdicts import CAVEAT_CONFIRMED, CAVEAT_STALE, ERRATUM_CONFIRMED, OK_VERDICTS, PASS, REJECTED, verdict
 
@@ -34,11 +34,43 @@ def test_the_grades_of_the_saturation_table_and_beyond():
     assert erratum_grade(Stated.at_least("learns: > 1/2", 0.5), 0.0) == (FALSE_AS_STATED, None)
 
 
-def test_worst_finding_ranks_erratum_over_caveat_over_holds():
+def test_worst_finding_ranks_erratum_over_caveat_over_unsettled_over_holds():
     assert worst_finding([HOLDS, CAVEAT, HOLDS]) == CAVEAT
+    assert worst_finding([HOLDS, UNSETTLED, HOLDS]) == UNSETTLED
+    assert worst_finding([UNSETTLED, CAVEAT]) == CAVEAT
     assert worst_finding([HOLDS, ERRATUM, CAVEAT]) == ERRATUM
     assert worst_finding(["", HOLDS]) == HOLDS
     assert worst_finding(["", ""]) == ""
+
+
+def test_unsettled_is_an_estimate_outside_the_closed_interval_stated():
+    at_most = Stated.at_most("cannot learn: share <= 0.1", 0.1)
+    assert unsettled(at_most, 0.22) and not unsettled(at_most, 0.05)
+    assert not unsettled(at_most, 0.1)  # "at most 0.1" is stored as [-inf, 0.1); its end agrees with it
+    more = Stated.at_least("learns: > 1/2", 0.5)
+    assert unsettled(more, 0.5) and unsettled(more, 0.27) and not unsettled(more, 0.51)  # "more than" is strict
+    assert unsettled(Stated.parse("0.35"), 0.3426) and not unsettled(Stated.parse("0.35"), 0.352)
+    assert not unsettled(None, 5.0) and not unsettled(at_most, math.nan) and not unsettled(at_most, None)
+
+
+def test_a_check_not_refuted_with_its_estimate_outside_the_text_is_unsettled_not_holding():
+    """Share checks "at most h" on one saturation share, h across [0, 1]: a refuted row is an
+    erratum; a row not refuted holds when its estimate is at most h and is unsettled when above.
+    The grid puts some h just below the estimate, where the rows cannot refute it: those are the
+    unsettled rows, and without the rule they would read ``holds``."""
+    from stats.models.saturation import SaturationSim
+
+    measure = Measure(SaturationSim(64, scaling="none"), "one_hot_90")
+    checks = tuple(build.share(f"at most {h:.3f}", Stated.at_most(f"share <= {h:.3f}", h), measure, target=0.3)
+                   for h in [k / 40 for k in range(2, 39)])
+    the_plan = plan((Claim("toy-share", "test", "a share at most h", "-", checks),), seed=5)
+    table = evaluate(the_plan, simulate(the_plan, seed=5))
+    refuted = table["verdict"] == REJECTED
+    above = table["estimate"] > [float(label.split()[-1]) for label in table["check"]]
+    assert (table.loc[refuted, "finding"] == ERRATUM).all()
+    assert (table.loc[~refuted & above, "finding"] == UNSETTLED).all() and (~refuted & above).any()
+    assert (table.loc[~refuted & ~above, "finding"] == HOLDS).all() and (~refuted & ~above).any()
+    assert (table.loc[~refuted, "verdict"] == PASS).all()  # the run passes: a finding, not a failure
 
 
 def test_a_caveat_must_say_what_holds_and_which_claims_show_it():

@@ -342,3 +342,32 @@ def test_a_study_of_the_full_profile_is_built_and_shown_under_it_only():
     assert set(ANALYSES["recall_widths"].FIGURES) <= set(all_figures("full"))
     for evidence in ("default", "full"):
         assert sorted(_make_studies(evidence)) == sorted(profile_studies(evidence)), evidence
+
+
+def test_an_unsettled_check_is_listed_apart_and_counted_not_as_holding(tmp_path):
+    """A check not refuted whose estimate lies outside the text's interval (finding ``unsettled``)
+    gets its own section in findings.md and on the page, with its evidence and what it could detect,
+    and makes its claim's finding ``unsettled``: never ``holds``."""
+    import pandas as pd
+
+    from analyses.report import build_findings, build_page
+    from stats.claims.evaluation import COLUMNS
+
+    check = "unscaled, adam, at the scaled head's best lr=0.0178, d_k=32, d_model=128"
+    base = dict.fromkeys(COLUMNS, "")
+    rows = [dict(base, claim="decisive-unscaled-learns", section="S", statement="s", check=check, test="share",
+                 estimate=7 / 32, mcse=0.07, n=32, detectable=0.59, p_value=0.036, p_holm=1.0, verdict="pass",
+                 finding="unsettled"),
+            dict(base, claim="decisive-unscaled-learns", section="S", statement="s", check="another", test="share",
+                 estimate=0.0, mcse=0.0, n=32, detectable=0.59, p_value=1.0, p_holm=1.0, verdict="pass", finding="holds")]
+    pd.DataFrame(rows, columns=COLUMNS).to_csv(tmp_path / "claims.csv", index=False)
+    md = build_findings(tmp_path).read_text()
+    assert "holds 0, unsettled 1," in md
+    section = md[md.index("## Not settled"):md.index("## Every claim")]
+    assert f"| {check} | cannot learn: share <= 0.1 | 7 of 32 runs | 0.59 |" in section
+    assert "| `decisive-unscaled-learns` | s | 2 | unsettled | pass 2 |" in md
+    build_page(tmp_path)
+    html = (tmp_path / "index.html").read_text()
+    page = html[html.index('<h2 id="unsettled">'):html.index('<h2 id="unchecked">')]
+    assert page.count('<tr class="unsettled">') == 1 and "7 of 32 runs" in page and "cannot learn: share &lt;= 0.1" in page
+    assert "No check fails: 2 pass (1 of them <a href=\"#unsettled\">unsettled</a>" in html  # the banner says so

@@ -18,7 +18,7 @@ from ..inference.significance import UntestableError, holm_adjust
 from ..inference.tails import TAIL_FRACTION, conservative_pvalue, tail_error
 from .checks import EvaluationContext, SimulationError
 from .defaults import FALSE_PASS, FAMILY_ALPHA
-from .findings import CAVEAT, ERRATUM, FALSE_AS_STATED, HOLDS, erratum_grade
+from .findings import CAVEAT, ERRATUM, FALSE_AS_STATED, HOLDS, UNSETTLED, erratum_grade, unsettled
 from .sentences import sentence_rows
 from .verdicts import CONFIRMED, ERROR, OK_VERDICTS, REJECTED, STALE, UNTESTABLE, verdict
 
@@ -163,15 +163,16 @@ def evaluate(the_plan, results, *, formulas=FORMULAS, alpha=FAMILY_ALPHA, beta=F
 
 
 def _finding(check, refuted, estimate):
-    """What a decided check found about the text (:mod:`stats.claims.findings`): ``holds`` when
-    not refuted; refuted, a recorded caveat's class, else an erratum graded by how far the
-    estimate lies from what the text states (a refutation nobody recorded is graded too)."""
+    """What a decided check found about the text (:mod:`stats.claims.findings`): not refuted,
+    ``holds``, or ``unsettled`` when its estimate lies outside the interval stated; refuted, a
+    recorded caveat's class, else an erratum graded by how far the estimate lies from what the
+    text states (a refutation nobody recorded is graded too)."""
+    stated = getattr(check, "stated", None)
     if not refuted:
-        return dict(finding=HOLDS)
+        return dict(finding=UNSETTLED if unsettled(stated, estimate) else HOLDS)
     e = check.erratum
     if e is not None and e.kind == "caveat":
         return dict(finding=CAVEAT)
-    stated = getattr(check, "stated", None)
     if stated is None:  # an identity or a distribution: the statement as a whole is false
         return dict(finding=ERRATUM, grade=FALSE_AS_STATED)
     grade, digits = erratum_grade(stated, estimate)

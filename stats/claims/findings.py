@@ -1,6 +1,10 @@
 """What the evidence says about a sentence of the text: the finding classes (``docs/findings.md``).
 
-* ``holds`` -- the check passes as the text states it;
+* ``holds`` -- the check passes as the text states it, its estimate inside the interval the text states;
+* ``unsettled`` -- the check is not refuted, yet its estimate lies outside the interval the text
+  states (:func:`unsettled`): the evidence leans against the text without refuting it at the
+  family's level (the row's ``detectable`` says what it could have refuted), so it is not
+  printed as holding;
 * ``caveat`` -- the text's sentence is true under its own premise (another claim confirms it),
   and a consequence drawn from it fails in practice: recorded as an
   :class:`~stats.claims.measures.Erratum` of kind ``"caveat"``, with the measured
@@ -23,12 +27,12 @@ import math
 
 __all__ = [
     "CAVEAT", "ERRATUM", "OWN_BEST", "PROTOCOLS", "SHARED_RATE", "FALSE_AS_STATED", "FINDINGS", "GRADES", "HOLDS", "LAST_DIGIT", "ROUNDING_SLIP", "SLIP_DIGITS",
-    "WRONG_NUMBER", "digits_off", "erratum_grade", "worst_finding",
+    "UNSETTLED", "WRONG_NUMBER", "digits_off", "erratum_grade", "unsettled", "worst_finding",
 ]
 
-HOLDS, CAVEAT, ERRATUM = "holds", "caveat", "erratum"
+HOLDS, UNSETTLED, CAVEAT, ERRATUM = "holds", "unsettled", "caveat", "erratum"
 #: In order of gravity: a claim's finding is the gravest of its checks'.
-FINDINGS = (HOLDS, CAVEAT, ERRATUM)
+FINDINGS = (HOLDS, UNSETTLED, CAVEAT, ERRATUM)
 
 #: The two comparison protocols of a training comparison (``docs/findings.md``): every setting
 #: at its own best learning rate, or every setting at one shared rate -- the best rate of the
@@ -59,6 +63,16 @@ def digits_off(stated, value):
     if not _is_number(stated) or value is None or not math.isfinite(value):
         return None
     return max(stated.lo - value, value - stated.hi, 0.0) / (stated.hi - stated.lo)
+
+
+def unsettled(stated, estimate):
+    """Whether a check that was not refuted is *unsettled*: its finite ``estimate`` lies outside the
+    closed interval ``[lo, hi]`` of what the text ``stated`` (None: a check that states no interval,
+    an identity or a distribution, is never unsettled).  The ends count as inside: "at most 0.1"
+    is stored as ``[-inf, 0.1)``, and an estimate of exactly 0.1 agrees with it."""
+    if stated is None or estimate is None or not math.isfinite(estimate):
+        return False
+    return not stated.lo <= estimate <= stated.hi
 
 
 def erratum_grade(stated, value):

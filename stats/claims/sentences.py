@@ -11,7 +11,8 @@ check) that shows it.
   every, ...) rests on at least one check that states a universal: an identity or an exact value
   (:func:`states_universally`), or a share stated as 0 or 1 -- not "most".
 * **In a run** (:func:`sentence_rows`, called by :func:`~stats.claims.evaluation.evaluate`): besides
-  the static audit, every referenced check's verdict must be ``pass``.  Each recorded sentence is one
+  the static audit, every referenced check's verdict must be ``pass`` and its finding not
+  ``unsettled`` (an estimate outside the interval it states supports no word).  Each recorded sentence is one
   row of ``claims.csv`` (``test`` = ``sentence``): ``pass``; ``REJECTED`` when a word is uncovered or
   a support fails (the note names the word and the check), so ``verify`` fails; ``untestable`` when a
   referenced check is not in this run (a selection), or for a claim in :data:`PENDING_SUPPORT`.
@@ -234,6 +235,7 @@ def sentence_rows(planned, rows, *, formulas, registry=None):
     docstring): ``planned`` the plan's checks, ``rows`` their evaluated rows (dicts, in the same
     order), ``formulas.erratum_sentence`` the sentence as recorded; ``registry`` the claims references
     resolve in (default: the registry, and the planned claims)."""
+    from .findings import UNSETTLED
     from .verdicts import PASS, REJECTED, UNTESTABLE
 
     if registry is None:
@@ -241,6 +243,7 @@ def sentence_rows(planned, rows, *, formulas, registry=None):
     claims = tuple(dict.fromkeys(p.claim for p in planned))
     checks = {**_registry_checks(registry), **_registry_checks(claims)}
     verdicts = {(r["claim"], r["check"]): r["verdict"] for r in rows}
+    findings = {(r["claim"], r["check"]): r.get("finding") for r in rows}
     carried = {(p.claim.id, p.check.label) for p in planned}
     out = []
     for cl, e, own in recorded_sentences(claims):
@@ -256,6 +259,9 @@ def sentence_rows(planned, rows, *, formulas, registry=None):
                 missing.append(f"{cid} [{lab}]")
             elif v != PASS:
                 problems.append(f"{', '.join(repr(w) for w in words)} rests on {cid} [{lab}], whose verdict is {v}")
+            elif findings.get((cid, lab)) == UNSETTLED:
+                problems.append(f"{', '.join(repr(w) for w in words)} rests on {cid} [{lab}], whose estimate lies "
+                                "outside the interval it states (unsettled)")
         if problems and cl.id in PENDING_SUPPORT:
             verdict, note = UNTESTABLE, ("support pending (stats.claims.sentences.PENDING_SUPPORT): "
                                          + "; ".join(problems))
