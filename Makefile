@@ -30,7 +30,7 @@ export SOURCE_DATE_EPOCH ?= 0
 STUDIES := score_moments saturation saturation_readings jacobian_spectra gradient_flow t5_steps training decisive_widths mup_transfer qknorm_growth coordinate_check text_transfer t5_folding overflow \
   backward_cost asymptotics
 # The studies only the full evidence profile builds (their module's EVIDENCE = "full").
-FULL_STUDIES := recall_widths
+FULL_STUDIES := text_widths recall_widths
 ifeq ($(EVIDENCE),full)
 STUDIES += $(FULL_STUDIES)
 endif

@@ -24,13 +24,14 @@ from . import (
     t5_folding,
     t5_steps,
     text_transfer,
+    text_widths,
     training,
 )
 
 ANALYSES = {
     m.STUDY: m
     for m in (score_moments, saturation, saturation_readings, jacobian_spectra, gradient_flow, t5_steps, training, decisive_widths, mup_transfer, qknorm_growth,
-              coordinate_check, text_transfer, recall_widths, t5_folding, overflow, backward_cost, asymptotics)
+              coordinate_check, text_transfer, text_widths, recall_widths, t5_folding, overflow, backward_cost, asymptotics)
 }
 
 

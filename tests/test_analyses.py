@@ -124,6 +124,38 @@ def test_the_text_study_reads_every_parameterisation_at_one_shared_rate():
         assert all(abs(math.log10(lr / TEXT_SHARED_LR)) <= abs(math.log10(r / TEXT_SHARED_LR)) for r in sim.lrs)
 
 
+def test_the_text_widths_study_reads_both_protocols_off_the_same_runs_and_renders(tmp_path):
+    """A draft (the narrowest width, a third of the steps, every other rate, two seeds): a row per run and rate;
+    the shared rate is the grid rate where the scaled model's mean loss is least, and each model's share there is
+    its runs' mean at that rate; its own-best share is each seed's at the rate with that seed's least loss."""
+    from analyses import text_widths
+    from stats.settings.model import TEXT_HEAD_GRID, TEXT_HEAD_QUICK_WIDTHS, TEXT_QUICK_RUNS
+
+    text_widths.simulate(tmp_path, seed=5, quick=True)
+    runs = read_table(tmp_path, text_widths.STUDY, "runs")
+    protocols = read_table(tmp_path, text_widths.STUDY, "protocols").set_index(["model", "d_k", "protocol"])
+    grid = TEXT_HEAD_GRID[::2]
+    assert len(runs) == len(text_widths.NAMES) * len(TEXT_HEAD_QUICK_WIDTHS) * TEXT_QUICK_RUNS * len(grid)
+    assert set(runs["model"]) == set(text_widths.NAMES.values()) and np.allclose(sorted(set(runs["lr"])), grid)
+    for d in TEXT_HEAD_QUICK_WIDTHS:
+        at = runs[runs["d_k"] == d]
+        scaled = at[at["model"] == "scaled"].groupby("lr")["loss"].mean()
+        shared = scaled.idxmin()
+        for model, r in at.groupby("model"):
+            row = protocols.loc[(model, d, "shared rate")]
+            assert row["lr"] == pytest.approx(shared)
+            assert row["mean"] == pytest.approx(r[r["lr"] == shared]["beats_bigram"].mean())
+            own = r.loc[r.groupby("seed")["loss"].idxmin()]
+            np.testing.assert_allclose(own["lr"], own["best_lr"], rtol=1e-9)
+            assert protocols.loc[(model, d, "own best rate"), "mean"] == pytest.approx(own["beats_bigram"].mean())
+    for path in render(tmp_path, text_widths.STUDY):
+        assert path.stat().st_size > 10_000
+    # The shared rate is the scaled model's best at each width, whatever the others' best.
+    losses = {("sqrt", 64): [3.0, 2.0, 2.5], ("none", 64): [2.4, 2.6, 2.8], ("t5", 64): [2.9, 2.8, 2.0],
+              ("sqrt", 256): [2.1, 2.2, 2.3], ("none", 256): [2.9, 2.0, 2.8]}
+    assert text_widths.shared_points(losses) == {64: 1, 256: 0}
+
+
 def test_the_recall_study_tabulates_each_seed_and_the_cells_mean_and_renders(tmp_path):
     """A draft (the narrowest width, a few steps, two seeds): a row per run and per (model, width, outcome),
     the cells' means those of the runs, additive attention beside the three dot products; the figure renders."""

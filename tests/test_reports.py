@@ -335,11 +335,12 @@ def test_a_study_of_the_full_profile_is_built_and_shown_under_it_only():
     from analyses import profile_studies
 
     full_only = {s for s, m in ANALYSES.items() if getattr(m, "EVIDENCE", None) == "full"}
-    assert full_only == {"recall_widths"}
+    assert full_only == {"text_widths", "recall_widths"}
     assert profile_studies("full") == list(ANALYSES)
     assert profile_studies("default") == [s for s in ANALYSES if s not in full_only]
-    assert not set(all_figures("default")) & set(ANALYSES["recall_widths"].FIGURES)
-    assert set(ANALYSES["recall_widths"].FIGURES) <= set(all_figures("full"))
+    for study in full_only:
+        assert not set(all_figures("default")) & set(ANALYSES[study].FIGURES)
+        assert set(ANALYSES[study].FIGURES) <= set(all_figures("full"))
     for evidence in ("default", "full"):
         assert sorted(_make_studies(evidence)) == sorted(profile_studies(evidence)), evidence
 

@@ -81,6 +81,12 @@ TEXT_GRIDS = {
     "none": _HALF_DECADES[1:-1],
     "t5": _HALF_DECADES[1:-1],
 }
+#: The plays at the head widths the section names (``analyses/text_widths.py``, EVIDENCE=full): one head,
+#: d_k = d_model, every model on one grid -- half-decades from 1e-4 to 10^-1.5, bracketing every model's best
+#: rate in a one-seed pilot at d_k = 256 (docs/results.md) and the scaled model's 1e-2 at 64 -- so that both
+#: protocols read the same runs; seeds a cell.  A draft's width.
+TEXT_HEAD_WIDTHS, TEXT_HEAD_RUNS, TEXT_HEAD_GRID = (64, 128, 256), 3, _HALF_DECADES[:6]
+TEXT_HEAD_QUICK_WIDTHS = (32,)
 #: The trained-logit claim's widths (EVIDENCE=full): the study's model at d_model = 128, each seed
 #: also trained at 32 on the same batches.  The standard model is graded at the shared rate only
 #: (stats/claims/statements/model.py says why); muP's grid holds the shared rate and lies a
