@@ -58,6 +58,7 @@ def _verify(args, chosen, the_plan, out, name, mname, scheduler, start):
     from .claims.mutants import MUTANTS
     from .claims.console import print_report, provenance, provenance_json
     from .claims import FAMILY_ALPHA, OK_VERDICTS, evaluate, evaluate_mutants, passed, simulate
+    from .claims.findings import UNSETTLED
     from .claims.verdicts import UNTESTABLE
 
     t_plan = time.perf_counter()
@@ -68,6 +69,9 @@ def _verify(args, chosen, the_plan, out, name, mname, scheduler, start):
     write_csv(table, out / f"{name}.csv")
     print_report(table, full=args.full)
     n_bad = int((~table["verdict"].isin(OK_VERDICTS)).sum())
+    n_unsettled = int((table["finding"] == UNSETTLED).sum())
+    outcome = (f"{n_bad} FAILED" if n_bad else "all hold" if not n_unsettled else
+               f"none failed, {n_unsettled} unsettled (not refuted, measured outside what the text states)")
     tested = int((table["verdict"] != UNTESTABLE).sum())
     stat = int(table["p_holm"].notna().sum())
     ok = passed(table)
@@ -93,7 +97,7 @@ def _verify(args, chosen, the_plan, out, name, mname, scheduler, start):
     print(
         f"\n{tested} checks ({stat} statistical, family of {the_plan.family_size} Holm-corrected to false-fail "
         f"{FAMILY_ALPHA:g}, design level {the_plan.per_test:.2g}) in {len(chosen)} claims, seed {args.seed}, "
-        f"{t_eval - start:.1f} s: {'all hold' if n_bad == 0 else f'{n_bad} FAILED'}; wrote {out / (name + '.csv')}"
+        f"{t_eval - start:.1f} s: {outcome}; wrote {out / (name + '.csv')}"
     )
     if the_plan.selection is not None:
         print("  (a selection: written beside the full table as claims-selection.csv; claims.csv is left as it was)")
