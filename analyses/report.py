@@ -19,8 +19,9 @@ import pandas as pd
 
 from stats.io import markdown_table, write_text
 from stats.claims import NOT_CHECKABLE
-from stats.claims.checks import CALIBRATIONS
+from stats.claims.checks import CALIBRATIONS, CORRECTION_SUFFIX
 from stats.claims.registry import REGISTRY
+from stats.claims.sentences import SENTENCE_TEST, labelled_sentences
 from stats.claims.headings import SECTION_HEADINGS, SUITE_HEADINGS
 from stats.claims.findings import CAVEAT, ERRATUM, FINDINGS, GRADES, HOLDS, UNSETTLED, worst_finding
 from stats.claims.verdicts import CAVEAT_CONFIRMED, CONFIRMED, ERRATUM_CONFIRMED, OK_VERDICTS, PASS, UNTESTABLE
@@ -30,7 +31,7 @@ from ._data import DataError, read_manifest
 
 __all__ = [
     "GRADING_RULE", "build_findings", "build_numbers", "build_page", "build_pdf", "claim_findings", "readme_findings",
-    "recorded_findings", "rounded_as_stated", "unsettled_checks", "update_readme",
+    "recorded_findings", "rounded_as_stated", "unsettled_checks", "unsettled_sentences", "update_readme",
 ]
 
 TEMPLATES = Path(__file__).with_name("templates")
@@ -171,15 +172,38 @@ def recorded_findings(claims=None):
     return out
 
 
+def unsettled_sentences(claims):
+    """``{(claim id, sentence): why}`` for every corrected sentence whose row in ``claims`` (``claims.csv``
+    as a frame) is ``unsettled``: it passes, but a word of it rests on an unsettled check (``why``, from
+    the row's note, names the word and the check)."""
+    sentence = {(cl.id, label): e.sentence for cl, e, _, label in labelled_sentences(REGISTRY)}
+    rows = claims[(claims["test"] == SENTENCE_TEST) & (claims["finding"] == UNSETTLED)]
+    return {(r["claim"], sentence[r["claim"], r["check"]]): str(r["note"]).removeprefix("not settled: ")
+            for _, r in rows.iterrows() if (r["claim"], r["check"]) in sentence}
+
+
 def unsettled_checks(claims):
     """Every check of ``claims`` (``claims.csv`` as a frame) whose finding is ``unsettled``: not
     refuted, its estimate outside the interval the text states.  One dict each: its claim, heading,
     check, what the text states (the registry's), the evidence, the smallest discrepancy it could
-    detect, its rows and its Holm-adjusted p-value."""
+    detect, its rows and its Holm-adjusted p-value.  A corrected sentence resting on such a check is
+    listed too: the sentence in place of what the text states, and the check it rests on as its evidence."""
     stated = {(c.id, ch.label): ch.stated.text for c in REGISTRY for ch in c.checks if getattr(ch, "stated", None)}
-    return [dict(claim=r["claim"], section=r["section"], check=r["check"], text=stated.get((r["claim"], r["check"]), ""),
-                 evidence=_evidence(r), detectable=_fmt(r["detectable"], 2), n=int(r["n"]), p_holm=_fmt(r["p_holm"], 2))
-            for _, r in claims[claims["finding"] == UNSETTLED].iterrows()]
+    stated.update({(c.id, ch.label + CORRECTION_SUFFIX): f"corrected: {ch.erratum.corrected.text}"
+                   for c in REGISTRY for ch in c.checks if ch.erratum is not None})
+    sentence = {(cl.id, label): e.sentence for cl, e, _, label in labelled_sentences(REGISTRY)}
+    out = []
+    for _, r in claims[claims["finding"] == UNSETTLED].iterrows():
+        key = (r["claim"], r["check"])
+        if r["test"] == SENTENCE_TEST:
+            out.append(dict(claim=r["claim"], section=r["section"], check=r["check"],
+                            text=" ".join(sentence.get(key, "").split()),
+                            evidence=str(r["note"]).removeprefix("not settled: "), detectable="", n=0, p_holm=""))
+        else:
+            out.append(dict(claim=r["claim"], section=r["section"], check=r["check"], text=stated.get(key, ""),
+                            evidence=_evidence(r), detectable=_fmt(r["detectable"], 2), n=int(r["n"]),
+                            p_holm=_fmt(r["p_holm"], 2)))
+    return out
 
 
 def claim_findings(claims):
@@ -372,7 +396,11 @@ def build_findings(out):
     lines += ["What the text could print instead (every quantitative or universal word of each sentence rests on a "
               "passing check: its `sentence` row in `claims.csv`):", ""]
     sentences = dict.fromkeys((c["claim"], c["section"], c["sentence"]) for c in cards)
-    lines += [f"* `{claim}` ({section}): {' '.join(sentence.split())}" for claim, section, sentence in sentences] + [""]
+    leaning = unsettled_sentences(claims)
+    lines += [f"* `{claim}` ({section}): {' '.join(sentence.split())}"
+              + (" **Not settled** (see below): a word of it rests on a check measured outside what it states."
+                 if (claim, sentence) in leaning else "")
+              for claim, section, sentence in sentences] + [""]
     unsettled = unsettled_checks(claims)
     lines += ["## Not settled", "",
               "Checks the evidence leans against without refuting them: each is not refuted at the family's level, yet "
@@ -435,6 +463,9 @@ def build_page(out):
         figures.append(dict(name=name, study=study, caption=spec["caption"], width=spec["width"], claims=support,
                             png=f"figures/{name}.png", pdf=f"figures/{name}.pdf"))
     errata = _finding_cards(recorded_findings(claims))
+    leaning = unsettled_sentences(claims)
+    for card in errata:
+        card["sentence_unsettled"] = (card["claim"], card["sentence"]) in leaning
     findings = claim_findings(claims)
     rows = []
     for _, r in claims.iterrows():

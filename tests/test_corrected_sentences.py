@@ -140,13 +140,20 @@ def test_a_run_holds_each_sentence_to_its_checks_verdicts(t5_run):
     (row,) = sentence_rows(the_plan.checks, checks, formulas=FORMULAS)
     assert row["verdict"] == "REJECTED"
     assert "'times' rests on t5-step-ratio [sgd, query side, d_k=64], whose verdict is REJECTED" in row["note"]
-    # So does one that passes with its estimate outside the interval it states: it supports no word.
+    # One that passes with its estimate outside the interval it states supports no word, yet refutes
+    # none: the sentence passes, unsettled, naming the word and the check.
     for r in checks:
         if (r["claim"], r["check"]) == ("t5-step-ratio", "sgd, query side, d_k=64"):
             r["verdict"], r["finding"] = "pass", "unsettled"
     (row,) = sentence_rows(the_plan.checks, checks, formulas=FORMULAS)
-    assert row["verdict"] == "REJECTED"
+    assert (row["verdict"], row["finding"]) == ("pass", "unsettled")
+    assert row["note"].startswith("not settled: ")
     assert "'times' rests on t5-step-ratio [sgd, query side, d_k=64], whose estimate lies outside" in row["note"]
+    # Every support settled: the sentence holds no finding of its own.
+    for r in checks:
+        r["finding"] = "holds" if r.get("finding") == "unsettled" else r.get("finding")
+    (row,) = sentence_rows(the_plan.checks, checks, formulas=FORMULAS)
+    assert (row["verdict"], row["finding"]) == ("pass", "")
 
 
 def test_the_grading_mutant_is_caught(t5_run):

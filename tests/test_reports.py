@@ -372,3 +372,41 @@ def test_an_unsettled_check_is_listed_apart_and_counted_not_as_holding(tmp_path)
     page = html[html.index('<h2 id="unsettled">'):html.index('<h2 id="unchecked">')]
     assert page.count('<tr class="unsettled">') == 1 and "7 of 32 runs" in page and "cannot learn: share &lt;= 0.1" in page
     assert "No check fails: 2 pass (1 of them <a href=\"#unsettled\">unsettled</a>" in html  # the banner says so
+
+
+def test_a_corrected_sentence_resting_on_an_unsettled_check_is_marked_not_settled(tmp_path):
+    """A corrected sentence whose word rests on an unsettled check passes (it refutes nothing) but is
+    flagged where it is printed, in findings.md and on the page, and listed under "Not settled" with
+    the check it rests on; the same sentence with its supports settled carries no flag."""
+    import pandas as pd
+
+    from analyses.report import build_findings, build_page
+    from stats.claims.evaluation import COLUMNS
+    from stats.claims.registry import REGISTRY
+    from stats.claims.sentences import labelled_sentences
+
+    (cl, e, own, label), = [s for s in labelled_sentences(REGISTRY) if s[0].id == "training-unscaled-cannot-learn"]
+    base = dict.fromkeys(COLUMNS, "")
+    why = ("'most', 'ten' rests on training-unscaled-cannot-learn [x], whose estimate lies outside the interval "
+           "it states")
+    rows = [dict(base, claim=cl.id, section=cl.section, statement="s", check=lab.removesuffix(" [corrected]"),
+                 test="share", estimate=1.0, mcse=0.0, n=32, detectable=0.59, p_value=0.0, p_holm=0.0,
+                 verdict="erratum confirmed", finding="erratum", grade="false as stated") for lab in own]
+    sentence = dict(base, claim=cl.id, section=cl.section, statement="s", check=label, test="sentence", n=0,
+                    verdict="pass", finding="unsettled", note="not settled: " + why)
+    words = " ".join(e.sentence.split())
+    corrected = dict(base, claim=cl.id, section=cl.section, statement="s", check=own[0], test="share", estimate=0.5,
+                     mcse=0.2, n=6, detectable=0.9, p_value=0.5, p_holm=1.0, verdict="pass")
+    for finding, flagged in (("unsettled", True), ("", False)):
+        pd.DataFrame(rows + [dict(corrected, finding=finding or "holds"), dict(sentence, finding=finding)],
+                     columns=COLUMNS).to_csv(tmp_path / "claims.csv", index=False)
+        md = build_findings(tmp_path).read_text()
+        listed = [ln for ln in md.splitlines() if ln.startswith(f"* `{cl.id}`")]
+        assert len(listed) == 1 and words in listed[0] and ("**Not settled**" in listed[0]) == flagged
+        section = md[md.index("## Not settled"):md.index("## Every claim")]
+        assert (words in section and why in section) == flagged
+        # A corrected check listed there names the corrected statement it leans against.
+        assert (f"| {own[0]} | corrected: {e.corrected.text} | 3 of 6 runs |" in section) == flagged
+        build_page(tmp_path)
+        html = (tmp_path / "index.html").read_text()
+        assert ('class="pill unsettled">not settled</a>' in html) == flagged

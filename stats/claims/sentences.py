@@ -11,11 +11,16 @@ check) that shows it.
   every, ...) rests on at least one check that states a universal: an identity or an exact value
   (:func:`states_universally`), or a share stated as 0 or 1 -- not "most".
 * **In a run** (:func:`sentence_rows`, called by :func:`~stats.claims.evaluation.evaluate`): besides
-  the static audit, every referenced check's verdict must be ``pass`` and its finding not
-  ``unsettled`` (an estimate outside the interval it states supports no word).  Each recorded sentence is one
+  the static audit, every referenced check's verdict must be ``pass``.  Each recorded sentence is one
   row of ``claims.csv`` (``test`` = ``sentence``): ``pass``; ``REJECTED`` when a word is uncovered or
   a support fails (the note names the word and the check), so ``verify`` fails; ``untestable`` when a
   referenced check is not in this run (a selection), or for a claim in :data:`PENDING_SUPPORT`.
+  A sentence whose every support passes but one of them is ``unsettled`` (its estimate outside the
+  interval it states) passes with the finding ``unsettled`` and a note naming the word and the check:
+  the report lists it under "Not settled", never as supported.  It does not fail the run, because
+  whether an estimate near its bound falls on one side or the other is a coin the seed tosses (a share
+  of 0.1 stated "at most 0.1" is outside half the time); a rule that failed on it would fail at a rate
+  no one calibrated.
 
 The rows are not statistical: they carry no p-value and are not members of the Holm family (their
 verdict is a deterministic consequence of other rows' verdicts, which the family already counts).
@@ -27,7 +32,7 @@ import re
 
 __all__ = [
     "OWN_CORRECTED", "PENDING_SUPPORT", "SENTENCE_TEST", "VOCABULARY", "audit_sentence", "flagged_words",
-    "recorded_sentences", "sentence_rows", "states_universally", "static_audit",
+    "labelled_sentences", "recorded_sentences", "sentence_rows", "states_universally", "static_audit",
 ]
 
 #: The ``test`` of a sentence's row in ``claims.csv``.
@@ -163,6 +168,25 @@ def recorded_sentences(claims):
     return [(cl, e, tuple(labels)) for cl, e, labels in seen.values()]
 
 
+def labelled_sentences(claims, *, carried=None):
+    """The recorded sentences of ``claims`` (:func:`recorded_sentences`) as a run's rows name them:
+    ``(claim, erratum, labels, row label)``, ``labels`` cut to the checks in ``carried`` (``{(claim id,
+    label)}``; None: all) and a sentence none of whose checks is carried left out.  The row label
+    (the ``check`` of its ``claims.csv`` row) is unique within its claim."""
+    out, taken = [], set()
+    for cl, e, own in recorded_sentences(claims):
+        own = tuple(lab for lab in own if carried is None or (cl.id, lab) in carried)
+        if not own:
+            continue
+        label = (f"corrected sentence ({', '.join(lab.removesuffix(' [corrected]') for lab in own)})"
+                 if len(own) < 3 else f"corrected sentence ({len(own)} checks)")
+        while (cl.id, label) in taken:
+            label += "'"
+        taken.add((cl.id, label))
+        out.append((cl, e, own, label))
+    return out
+
+
 def audit_sentence(sentence, support, *, claim_id, own=(), checks):
     """The static audit of one sentence: ``(problems, needs)``.
 
@@ -246,13 +270,10 @@ def sentence_rows(planned, rows, *, formulas, registry=None):
     findings = {(r["claim"], r["check"]): r.get("finding") for r in rows}
     carried = {(p.claim.id, p.check.label) for p in planned}
     out = []
-    for cl, e, own in recorded_sentences(claims):
-        own = tuple(lab for lab in own if (cl.id, lab) in carried)
-        if not own:
-            continue
+    for cl, e, own, label in labelled_sentences(claims, carried=carried):
         sentence = formulas.erratum_sentence(e)
         problems, needs = audit_sentence(sentence, e.support, claim_id=cl.id, own=own, checks=checks)
-        missing = []
+        missing, leaning = [], []
         for words, cid, lab in needs:
             v = verdicts.get((cid, lab))
             if v is None or v == UNTESTABLE:
@@ -260,8 +281,8 @@ def sentence_rows(planned, rows, *, formulas, registry=None):
             elif v != PASS:
                 problems.append(f"{', '.join(repr(w) for w in words)} rests on {cid} [{lab}], whose verdict is {v}")
             elif findings.get((cid, lab)) == UNSETTLED:
-                problems.append(f"{', '.join(repr(w) for w in words)} rests on {cid} [{lab}], whose estimate lies "
-                                "outside the interval it states (unsettled)")
+                leaning.append(f"{', '.join(repr(w) for w in words)} rests on {cid} [{lab}], whose estimate lies "
+                               "outside the interval it states")
         if problems and cl.id in PENDING_SUPPORT:
             verdict, note = UNTESTABLE, ("support pending (stats.claims.sentences.PENDING_SUPPORT): "
                                          + "; ".join(problems))
@@ -269,12 +290,11 @@ def sentence_rows(planned, rows, *, formulas, registry=None):
             verdict, note = REJECTED, "; ".join(problems)
         elif missing:
             verdict, note = UNTESTABLE, "rests on checks not in this run: " + "; ".join(missing)
+        elif leaning:
+            verdict, note = PASS, "not settled: " + "; ".join(leaning)
         else:
             verdict, note = PASS, f"every flagged word supported by {len(needs)} passing check(s)"
-        label = (f"corrected sentence ({', '.join(lab.removesuffix(' [corrected]') for lab in own)})"
-                 if len(own) < 3 else f"corrected sentence ({len(own)} checks)")
-        while any(r["claim"] == cl.id and r["check"] == label for r in out):  # labels are unique within a claim
-            label += "'"
         out.append(dict(claim=cl.id, section=cl.section, statement=cl.statement, check=label,
-                        test=SENTENCE_TEST, verdict=verdict, note=note))
+                        test=SENTENCE_TEST, verdict=verdict, note=note,
+                        finding=UNSETTLED if verdict == PASS and leaning else ""))
     return out
