@@ -394,18 +394,21 @@ def build_findings(out):
     lines += markdown_table(("finding", "heading", "the text says", "the evidence", "instead", "claim", "verdict",
                              "regraded"), rows) + [""]
     lines += ["What the text could print instead (every quantitative or universal word of each sentence rests on a "
-              "passing check: its `sentence` row in `claims.csv`):", ""]
+              "passing check: its `sentence` row in `claims.csv`; a sentence marked **Not settled** rests on a check "
+              "that does not establish what it states, at a one-sided 95% bound):", ""]
     sentences = dict.fromkeys((c["claim"], c["section"], c["sentence"]) for c in cards)
     leaning = unsettled_sentences(claims)
     lines += [f"* `{claim}` ({section}): {' '.join(sentence.split())}"
-              + (" **Not settled** (see below): a word of it rests on a check measured outside what it states."
+              + (" **Not settled** (see below): a word of it rests on a check that does not establish what it states."
                  if (claim, sentence) in leaning else "")
               for claim, section, sentence in sentences] + [""]
     unsettled = unsettled_checks(claims)
     lines += ["## Not settled", "",
               "Checks the evidence leans against without refuting them: each is not refuted at the family's level, yet "
               "its estimate lies outside the interval the text states, so it is not counted as holding (`docs/findings.md`); "
-              "`detectable` is the smallest discrepancy its rows could refute.", ""]
+              "`detectable` is the smallest discrepancy its rows could refute.  A corrected sentence is listed here when a "
+              "word of it rests on such a check, or on a passing check whose one-sided 95% bound does not lie inside "
+              "what it states (not refuted is not shown).", ""]
     lines += (markdown_table(("heading", "claim", "check", "the text says", "the evidence", "detectable", "p (Holm)"),
                              [(u["section"], f"`{u['claim']}`", u["check"], u["text"], u["evidence"], u["detectable"],
                                u["p_holm"]) for u in unsettled]) if unsettled else ["None in this run."]) + [""]

@@ -217,6 +217,8 @@ GOOD = {
     "bigram_loss": ((np.arange(20) % 5, np.array([[0, 1, 2], [3, 4, 0]])), dict(vocab=5)),
     "validation_windows": ((np.arange(50) % 5,), dict(n_ctx=4, count=2)),
     "TextSweepSim": ((32,), dict(lrs=(1e-3, 1e-2), steps=2, warmup=1, batch=2)),
+    "establishes": ((stats.Stated.at_most("at most 0.1", 0.1), dict(test="share", estimate=0.0, n=32)),
+                    dict(confidence=0.95)),
 }
 
 #: Callables whose inputs are the suite's own objects, not a user's numbers; each covered elsewhere.

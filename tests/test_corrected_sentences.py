@@ -10,8 +10,8 @@ from stats import FORMULAS, MUTANTS, REGISTRY, Erratum, Stated, evaluate, evalua
 from stats.claims.evaluation import failing
 from stats.claims.planning import all_checks
 from stats.claims.sentences import (
-    PENDING_SUPPORT, SENTENCE_TEST, VOCABULARY, audit_sentence, flagged_words, recorded_sentences, sentence_rows,
-    states_universally, static_audit,
+    PENDING_SUPPORT, SENTENCE_TEST, SUPPORT_CONFIDENCE, VOCABULARY, audit_sentence, establishes, flagged_words,
+    recorded_sentences, sentence_rows, states_universally, static_audit,
 )
 
 CHECKS = {(cl.id, ch.label): (cl, ch) for cl, ch in all_checks(REGISTRY)}
@@ -149,6 +149,20 @@ def test_a_run_holds_each_sentence_to_its_checks_verdicts(t5_run):
     assert (row["verdict"], row["finding"]) == ("pass", "unsettled")
     assert row["note"].startswith("not settled: ")
     assert "'times' rests on t5-step-ratio [sgd, query side, d_k=64], whose estimate lies outside" in row["note"]
+    for r in checks:
+        if (r["claim"], r["check"]) == ("t5-step-ratio", "sgd, query side, d_k=64"):
+            r["finding"] = "holds"
+    # One that passes, its estimate inside what it states ("8": [7.5, 8.5)), but too uncertain to
+    # establish it: unsettled too.
+    corrected = ("t5-differ-slightly", "Adam, query side, d_k=64 [corrected]")
+    table_rows = table.to_dict("records")
+    (support,) = [r for r in table_rows if (r["claim"], r["check"]) == corrected]
+    assert support["verdict"] == "pass" and 7.5 <= support["estimate"] < 8.5
+    checks += [dict(support, mcse=1.0)]
+    (row,) = sentence_rows(the_plan.checks, checks, formulas=FORMULAS)
+    assert (row["verdict"], row["finding"]) == ("pass", "unsettled")
+    assert f"rests on t5-differ-slightly [{corrected[1]}]: " in row["note"] and "does not establish '8'" in row["note"]
+    checks[-1] = support
     # Every support settled: the sentence holds no finding of its own.
     for r in checks:
         r["finding"] = "holds" if r.get("finding") == "unsettled" else r.get("finding")
@@ -171,3 +185,31 @@ def test_recorded_sentences_once_per_claim_and_sentence():
     assert len({(cl.id, e.sentence) for cl, e, _ in sentences}) == len(sentences)
     (_, _, own), = [s for s in sentences if s[0].id == "gradient-to-projections"]
     assert len(own) == 6 and all(lab.endswith(" [corrected]") for lab in own)
+
+
+@pytest.mark.parametrize("h", [0.02, 0.1, 0.25, 0.5])
+def test_a_share_establishes_its_bound_only_past_its_exact_confidence_bound(h):
+    """A share stated "at most h" is established by 0 runs of n exactly when the one-sided exact bound
+    1 - alpha^(1/n) (the closed form of Clopper-Pearson's at 0 successes) is at most h; "at least 1 - h"
+    by n of n when alpha^(1/n) >= 1 - h.  Fewer failures never hurt, more never help (monotone in k)."""
+    alpha = 1 - SUPPORT_CONFIDENCE
+    at_most, at_least = Stated.at_most("at most h", h), Stated.at_least("at least 1 - h", 1 - h, strict=False)
+    for n in (1, 5, 10, 29, 30, 31, 32, 59, 60, 150, 300):
+        assert establishes(at_most, dict(test="share", estimate=0.0, n=n)) == (1 - alpha ** (1 / n) <= h), n
+        assert establishes(at_least, dict(test="share", estimate=1.0, n=n)) == (alpha ** (1 / n) >= 1 - h), n
+        shown = [establishes(at_most, dict(test="share", estimate=k / n, n=n)) for k in range(n + 1)]
+        assert shown == sorted(shown, reverse=True)  # once a count fails to establish it, every larger one fails
+        assert not any(s and k / n > h for k, s in enumerate(shown))  # never beyond the bound itself
+
+
+def test_a_monte_carlo_estimate_establishes_an_interval_by_its_mcse_and_an_exact_value_by_itself():
+    between = Stated.between("within 0.03", -0.03, 0.03)
+    z = 1.6448536269514722  # the normal quantile of 0.95, scipy.stats.norm.ppf(0.95)
+    assert establishes(between, dict(test="interval", estimate=0.0, n=1, mcse=0.03 / z * 0.999))
+    assert not establishes(between, dict(test="interval", estimate=0.0, n=1, mcse=0.03 / z * 1.001))
+    assert not establishes(between, dict(test="interval", estimate=0.029, n=1, mcse=0.001))
+    assert establishes(Stated.parse("0.35"), dict(test="exact", estimate=0.3549, n=1, mcse=float("nan")))
+    assert not establishes(Stated.parse("0.35"), dict(test="exact", estimate=0.3551, n=1, mcse=float("nan")))
+    assert establishes(None, dict(test="identity", estimate=float("nan"), n=0))  # an identity's pass is its showing
+    assert not establishes(between, dict(test="interval", estimate=float("nan"), n=1, mcse=0.0))
+    assert not establishes(Stated.at_most("h", 0.5), dict(test="share", estimate=0.0, n=0))

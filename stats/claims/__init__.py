@@ -39,7 +39,7 @@ from .measures import Erratum, Measure, Stated
 from .mutant_runner import evaluate_mutants
 from .planning import Plan, PlannedCheck, plan, select_claims
 from .runner import verify_claims
-from .sentences import audit_sentence, flagged_words, static_audit
+from .sentences import audit_sentence, establishes, flagged_words, static_audit
 from .claim import Claim
 from .unchecked import NOT_CHECKABLE, Unchecked
 from .verdicts import OK_VERDICTS
@@ -52,7 +52,7 @@ __all__ = sorted([
     "BoundSD", "CategoricalCheck", "Check", "Claim", "ClosedFormSD", "DistributionCheck", "DocumentaryCheck", "Erratum", "ExactCheck", "IdentityCheck",
     "IntervalCheck", "MeanCheck", "Measure", "PaperSource", "PilotSD", "RepoSource", "ShareCheck", "Plan", "PlannedCheck", "RatioCheck", "Stated",
     "TwoSampleCheck", "Unchecked", "VarianceCheck",
-    "audit_sentence", "evaluate", "evaluate_mutants", "flagged_words", "passed", "plan", "select_claims", "simulate",
+    "audit_sentence", "establishes", "evaluate", "evaluate_mutants", "flagged_words", "passed", "plan", "select_claims", "simulate",
     "static_audit", "verify_claims",
     *LAZY_NAMES,
 ])

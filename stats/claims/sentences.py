@@ -15,8 +15,10 @@ check) that shows it.
   row of ``claims.csv`` (``test`` = ``sentence``): ``pass``; ``REJECTED`` when a word is uncovered or
   a support fails (the note names the word and the check), so ``verify`` fails; ``untestable`` when a
   referenced check is not in this run (a selection), or for a claim in :data:`PENDING_SUPPORT`.
-  A sentence whose every support passes but one of them is ``unsettled`` (its estimate outside the
-  interval it states) passes with the finding ``unsettled`` and a note naming the word and the check:
+  A sentence whose every support passes but one of them does not *establish* what it states
+  (:func:`establishes`: it is ``unsettled``, its estimate outside the interval, or its one-sided 95%
+  bound reaches outside it -- not refuted is not shown) passes with the finding ``unsettled`` and a
+  note naming the word and the check:
   the report lists it under "Not settled", never as supported.  It does not fail the run, because
   whether an estimate near its bound falls on one side or the other is a coin the seed tosses (a share
   of 0.1 stated "at most 0.1" is outside half the time); a rule that failed on it would fail at a rate
@@ -28,10 +30,12 @@ verdict is a deterministic consequence of other rows' verdicts, which the family
 
 from __future__ import annotations
 
+import math
 import re
 
 __all__ = [
-    "OWN_CORRECTED", "PENDING_SUPPORT", "SENTENCE_TEST", "VOCABULARY", "audit_sentence", "flagged_words",
+    "OWN_CORRECTED", "PENDING_SUPPORT", "SENTENCE_TEST", "SUPPORT_CONFIDENCE", "VOCABULARY", "audit_sentence",
+    "establishes", "flagged_words",
     "labelled_sentences", "recorded_sentences", "sentence_rows", "states_universally", "static_audit",
 ]
 
@@ -39,6 +43,10 @@ __all__ = [
 SENTENCE_TEST = "sentence"
 #: A support reference to the erratum's own corrected check(s).
 OWN_CORRECTED = "corrected"
+
+#: The one-sided confidence at which a check must establish what it states for a word of a
+#: corrected sentence to rest on it (:func:`establishes`).
+SUPPORT_CONFIDENCE = 0.95
 
 #: Claims whose recorded sentences have no support yet (their statement modules belong to colleagues,
 #: who fill it in at merge).  Their sentence rows are ``untestable`` while the static audit flags them,
@@ -168,6 +176,51 @@ def recorded_sentences(claims):
     return [(cl, e, tuple(labels)) for cl, e, labels in seen.values()]
 
 
+def establishes(stated, row, *, confidence=SUPPORT_CONFIDENCE):
+    """Whether a passing check's evaluated ``row`` (a ``claims.csv`` row as a dict: ``test``,
+    ``estimate``, ``n``, ``mcse``) *establishes* the closed interval ``[lo, hi]`` its ``stated``
+    gives, so that a word of a corrected sentence may rest on it: every finite end of the interval
+    lies beyond the one-sided ``confidence`` bound of the estimate on that side.
+
+    * a share: the exact (Clopper-Pearson) bound of ``round(estimate n)`` runs in ``n``;
+    * a Monte Carlo estimate with a positive MCSE: ``estimate -+ z mcse``, ``z`` the normal quantile
+      of ``confidence``;
+    * anything else (an exact value, a documented fact): the estimate itself;
+    * ``stated`` None (an identity, a distribution): its pass is what it shows, so True.
+
+    Not refuted is not shown: 2 runs of 32 do not refute "at most one in ten", yet their bound is 0.18.
+    The bound is one check's, at ``confidence``, not corrected over a sentence's words."""
+    from collections.abc import Mapping
+
+    from .measures import Stated
+
+    if stated is not None and not isinstance(stated, Stated):
+        raise TypeError(f"stated must be a Stated or None (a check that states no interval); got {stated!r}")
+    if not isinstance(row, Mapping):
+        raise TypeError(f"row must be a check's evaluated row, a mapping with test, estimate, n and mcse; got {row!r}")
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0.5 < confidence < 1:
+        raise ValueError(f"confidence must be a one-sided level in (0.5, 1); got {confidence!r}")
+    if stated is None:
+        return True
+    est, n = row.get("estimate"), row.get("n")
+    if est is None or not math.isfinite(est):
+        return False
+    lower = upper = est
+    if row.get("test") == "share":
+        if not n or n < 1:
+            return False
+        from scipy.stats import binomtest
+
+        ci = binomtest(round(est * n), int(n)).proportion_ci(confidence_level=2 * confidence - 1, method="exact")
+        lower, upper = ci.low, ci.high
+    elif row.get("mcse") is not None and math.isfinite(row["mcse"]) and row["mcse"] > 0:
+        from scipy.stats import norm
+
+        half = norm.ppf(confidence) * row["mcse"]
+        lower, upper = est - half, est + half
+    return (not math.isfinite(stated.lo) or lower >= stated.lo) and (not math.isfinite(stated.hi) or upper <= stated.hi)
+
+
 def labelled_sentences(claims, *, carried=None):
     """The recorded sentences of ``claims`` (:func:`recorded_sentences`) as a run's rows name them:
     ``(claim, erratum, labels, row label)``, ``labels`` cut to the checks in ``carried`` (``{(claim id,
@@ -268,6 +321,7 @@ def sentence_rows(planned, rows, *, formulas, registry=None):
     checks = {**_registry_checks(registry), **_registry_checks(claims)}
     verdicts = {(r["claim"], r["check"]): r["verdict"] for r in rows}
     findings = {(r["claim"], r["check"]): r.get("finding") for r in rows}
+    by_label = {(r["claim"], r["check"]): r for r in rows}
     carried = {(p.claim.id, p.check.label) for p in planned}
     out = []
     for cl, e, own, label in labelled_sentences(claims, carried=carried):
@@ -283,6 +337,14 @@ def sentence_rows(planned, rows, *, formulas, registry=None):
             elif findings.get((cid, lab)) == UNSETTLED:
                 leaning.append(f"{', '.join(repr(w) for w in words)} rests on {cid} [{lab}], whose estimate lies "
                                "outside the interval it states")
+            elif not establishes(getattr(checks[cid, lab][1], "stated", None), by_label[cid, lab]):
+                r = by_label[cid, lab]
+                mcse = r.get("mcse")
+                evidence = (f"{round(r['estimate'] * r['n'])} of {int(r['n'])} runs" if r.get("test") == "share"
+                            else f"{r['estimate']:.4g} ± {mcse:.2g}" if mcse is not None and math.isfinite(mcse)
+                            else f"{r['estimate']:.4g}")
+                leaning.append(f"{', '.join(repr(w) for w in words)} rests on {cid} [{lab}]: {evidence} does not "
+                               f"establish {checks[cid, lab][1].stated.text!r} (one-sided {SUPPORT_CONFIDENCE:.0%} bound)")
         if problems and cl.id in PENDING_SUPPORT:
             verdict, note = UNTESTABLE, ("support pending (stats.claims.sentences.PENDING_SUPPORT): "
                                          + "; ".join(problems))
