@@ -54,7 +54,8 @@ SUPPORT_CONFIDENCE = 0.95
 #: until it is taken off this set.  The lead empties it.
 PENDING_SUPPORT = frozenset()
 
-_SPELLED = r"two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|hundred|thousand|million|half|twice|thrice"
+_SPELLED = (r"two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|hundred|thousand|million|half|twice|thrice"
+            r"|thirds?|quarters?|fifths?|tenths?")
 
 #: The words a corrected sentence may not use without support, by class: ``class -> (regex, why)``.
 #: Matched case-insensitively on word boundaries.

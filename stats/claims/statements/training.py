@@ -103,11 +103,41 @@ def _q_square_sd(d_k, d_model, n_keys=32):
 
 #: The sentences the text could print instead (each word tied to a passing check: docs/results.md).
 CANNOT_LEARN_SENTENCE = (
-    "Without the division a fresh head starts saturated, yet at a learning rate suited to it, it learns in most runs; "
-    "at the scaled head's best learning rate, it learns in at most one run in ten.")
+    "Without the division a fresh head starts saturated, yet at a learning rate suited to it, it learns in most runs "
+    "(under Adam with d_model = 4 d_k, in more than a third); at the scaled head's best learning rate, it learns in at "
+    "most one run in three.")
 FROZEN_SENTENCE = (
     "Without the division the attention pattern is not frozen: at a learning rate suited to it, the head leaves the "
     "keys it chose at initialization, only more slowly than a scaled head does.")
+
+
+def _own_label(shape, optimizer):
+    """The label of the check of the unscaled head at its own best rate."""
+    return f"unscaled, {optimizer}, own best lr={rate_text((shape, 'none', optimizer))}, {_shape(shape)}"
+
+
+#: The cell where the unscaled head at its own best rate learns in fewer runs than "most" establishes
+#: (20 of 32 at seed 432026, 21 of 32 at 20261201; docs/results.md, seventh session): its corrected
+#: share is "more than a third".
+_WEAK_OWN = ((64, 256), "adam")
+#: What the corrected sentence says of the shared rate: "at most one run in three" (2 and 4 of 32 at
+#: the two seeds, one-sided 95% bounds 0.18 and 0.26: the text's "at most one in ten" is not established).
+_RARELY = Stated.at_most("rarely learns: share <= 1/3", 1 / 3)
+
+
+def _cannot_learn_erratum(shape, optimizer):
+    """The erratum of the own-best check of ``shape`` and ``optimizer``: its corrected share and the
+    sentence, each of whose words rests on the checks that establish it."""
+    corrected = (Stated.at_least("learns in more than a third: share > 1/3", 1 / 3) if (shape, optimizer) == _WEAK_OWN
+                 else Stated.at_least("learns: share > 1/2", 0.5))
+    return Erratum(corrected, CANNOT_LEARN_SENTENCE, support=(
+        *(("it learns in most runs", f"training-unscaled-cannot-learn [{_own_label(s, o)} [corrected]]")
+          for s in SHAPES[1:] for o in OPTIMIZERS if (s, o) != _WEAK_OWN),
+        ("(under Adam with d_model = 4 d_k, in more than a third)",
+         f"training-unscaled-cannot-learn [{_own_label(*_WEAK_OWN)} [corrected]]"),
+        *(("at the scaled head's best learning rate, it learns in at most one run in three",
+           f"training-unscaled-cannot-learn [{_shared_label(s, o)}: at most one run in three]")
+          for s in SHAPES[1:] for o in OPTIMIZERS)))
 
 
 def _shared_label(shape, optimizer):
@@ -189,19 +219,21 @@ def claims():
             "docs/results.md, log of 2026-12-05); at d_k = 256 (d_model = d_k) and d_k = 64 (d_model = 4 d_k), SGD and Adam.",
             "cannot learn: share of runs that learn (sustained 90% on the held-out probe) <= 0.1",
             tuple(
-                _share(f"unscaled, {opt}, own best lr={rate_text((s, 'none', opt))}, {_shape(s)}",
+                _share(_own_label(s, opt),
                       Stated.at_most("cannot learn: share <= 0.1", 0.1), Measure(best[s, "none", opt], "learned"), target=0.6,
                       macro=f"trainUnscaledLearns{opt.capitalize()}{_macro_shape(s)}", protocol=OWN_BEST,
-                      erratum=Erratum(Stated.at_least("learns: share > 1/2", 0.5), CANNOT_LEARN_SENTENCE, support=(
-                          ("at a learning rate suited to it, it learns in most runs", "corrected"),
-                          *(("at the scaled head's best learning rate, it learns in at most one run in ten",
-                             f"training-unscaled-cannot-learn [{_shared_label(s2, o2)}]")
-                            for s2 in SHAPES[1:] for o2 in OPTIMIZERS))))
+                      erratum=_cannot_learn_erratum(s, opt))
                 for s in SHAPES[1:] for opt in OPTIMIZERS
             ) + tuple(
                 _share(_shared_label(s, opt),
                       Stated.at_most("cannot learn: share <= 0.1", 0.1), Measure(at_scaled_lr[s, opt], "learned"), target=0.6,
                       macro=f"trainUnscaledAtScaledRate{opt.capitalize()}{_macro_shape(s)}", protocol=SHARED_RATE)
+                for s in SHAPES[1:] for opt in OPTIMIZERS
+            ) + tuple(
+                # Not the text's statement: the corrected sentence's bound on the shared rate, which the text's
+                # "at most 0.1" does not establish at these runs.
+                _share(f"{_shared_label(s, opt)}: at most one run in three", _RARELY,
+                       Measure(at_scaled_lr[s, opt], "learned"), target=0.6, protocol=SHARED_RATE)
                 for s in SHAPES[1:] for opt in OPTIMIZERS
             ),
         ),
