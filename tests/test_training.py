@@ -289,20 +289,27 @@ def test_share_design_has_the_power_it_claims_and_no_smaller_n_does():
     assert power(n) >= 1 - beta > power(n - 1)
 
 
-@pytest.mark.parametrize("n, lo, hi", [(32, 0.0, 0.1), (48, 0.5, 1.0), (100, 0.1, 0.5), (16, 0.0, 0.1)])
-def test_a_share_checks_detectable_distance_is_where_the_test_itself_reaches_its_power(n, lo, hi):
-    """``detectable`` (the smallest distance beyond an end, on a 1/200 grid, with power 1 - beta
-    there) against the rejections of the test itself, enumerated outcome by outcome."""
+@pytest.mark.parametrize("n, lo, hi, alpha", [(32, 0.0, 0.1, 1e-3), (48, 0.5, 1.0, 1e-3), (100, 0.1, 0.5, 1e-3),
+                                               (16, 0.0, 0.1, 1e-3),
+                                               # only 0 of 33 refutes "more than a third", and only a share of
+                                               # 0 itself, off the grid, gives that the power
+                                               (33, 1 / 3, 1.0, 2e-6)])
+def test_a_share_checks_detectable_distance_is_where_the_test_itself_reaches_its_power(n, lo, hi, alpha):
+    """``detectable`` (the smallest distance beyond an end, on a 1/200 grid closed by the share 0 or 1,
+    with power 1 - beta there) against the rejections of the test itself, enumerated outcome by outcome."""
     from scipy import stats as sps
 
     from stats.claims.checks.share import _detectable
 
-    alpha, beta = 1e-3, 0.1
+    beta = 0.1
     k = np.arange(n + 1)
     rejects = np.array([share_interval_test(int(i), n, lo, hi, alpha=alpha).pvalue < alpha for i in k])
     worst = 0.0
     for end, sign in ((lo, -1), (hi, 1)):
         grid = [end + sign * i / 200 for i in range(1, 201) if 0 <= end + sign * i / 200 <= 1]
+        extreme = 0.0 if sign < 0 else 1.0
+        if extreme != end and extreme not in grid:
+            grid.append(extreme)
         tail = rejects & ((k / n < lo) if sign < 0 else (k / n > hi))
         hits = [abs(a - end) for a in grid if sps.binom.pmf(k, n, a)[tail].sum() >= 1 - beta]
         if grid:

@@ -156,11 +156,15 @@ class ShareCheck(Check):
 
 def _detectable(n, lo, hi, alpha, beta, steps=200):
     """At each end of the interval that can be passed, the smallest distance beyond it (on a grid
-    of ``1/steps``) at which the test has power ``1 - beta``; the larger of the two (inf when no
-    share in [0, 1] beyond an end gives it)."""
+    of ``1/steps``, closed by the share 0 or 1 beyond that end, which the design may have to reach:
+    :func:`share_sample_size`) at which the test has power ``1 - beta``; the larger of the two (inf
+    when no share in [0, 1] beyond an end gives it)."""
     worst = 0.0
     for end, sign in ((lo, -1), (hi, 1)):
         grid = [end + sign * i / steps for i in range(1, steps + 1) if 0 <= end + sign * i / steps <= 1]
+        extreme = 0.0 if sign < 0 else 1.0
+        if (extreme < end if sign < 0 else extreme > end) and extreme not in grid:
+            grid.append(extreme)
         if not grid:
             continue
         powered = np.flatnonzero(_powers(n, lo, hi, grid, alpha) >= 1 - beta)
