@@ -174,8 +174,8 @@ def recorded_findings(claims=None):
 
 def unsettled_sentences(claims):
     """``{(claim id, sentence): why}`` for every corrected sentence whose row in ``claims`` (``claims.csv``
-    as a frame) is ``unsettled``: it passes, but a word of it rests on an unsettled check (``why``, from
-    the row's note, names the word and the check)."""
+    as a frame) is ``unsettled``: it passes, but a word of it rests on a check that does not establish
+    what it states (``why``, from the row's note, names the word and the check)."""
     sentence = {(cl.id, label): e.sentence for cl, e, _, label in labelled_sentences(REGISTRY)}
     rows = claims[(claims["test"] == SENTENCE_TEST) & (claims["finding"] == UNSETTLED)]
     return {(r["claim"], sentence[r["claim"], r["check"]]): str(r["note"]).removeprefix("not settled: ")
@@ -186,8 +186,9 @@ def unsettled_checks(claims):
     """Every check of ``claims`` (``claims.csv`` as a frame) whose finding is ``unsettled``: not
     refuted, its estimate outside the interval the text states.  One dict each: its claim, heading,
     check, what the text states (the registry's), the evidence, the smallest discrepancy it could
-    detect, its rows and its Holm-adjusted p-value.  A corrected sentence resting on such a check is
-    listed too: the sentence in place of what the text states, and the check it rests on as its evidence."""
+    detect, its rows and its Holm-adjusted p-value.  A corrected sentence resting on such a check, or on
+    one that does not establish its word (:func:`~stats.claims.sentences.establishes`), is listed too: the
+    sentence in place of what the text states, and the check it rests on as its evidence."""
     stated = {(c.id, ch.label): ch.stated.text for c in REGISTRY for ch in c.checks if getattr(ch, "stated", None)}
     stated.update({(c.id, ch.label + CORRECTION_SUFFIX): f"corrected: {ch.erratum.corrected.text}"
                    for c in REGISTRY for ch in c.checks if ch.erratum is not None})

@@ -116,12 +116,11 @@ def _own_label(shape, optimizer):
     return f"unscaled, {optimizer}, own best lr={rate_text((shape, 'none', optimizer))}, {_shape(shape)}"
 
 
-#: The cell where the unscaled head at its own best rate learns in fewer runs than "most" establishes
-#: (20 of 32 at seed 432026, 21 of 32 at 20261201; docs/results.md, seventh session): its corrected
-#: share is "more than a third".
+#: The cell whose runs at its own best rate do not establish "most" (docs/results.md, seventh
+#: session): its corrected share is "more than a third", which they do.
 _WEAK_OWN = ((64, 256), "adam")
-#: What the corrected sentence says of the shared rate: "at most one run in three" (2 and 4 of 32 at
-#: the two seeds, one-sided 95% bounds 0.18 and 0.26: the text's "at most one in ten" is not established).
+#: What the corrected sentence says of the shared rate, "at most one run in three": the runs do not
+#: establish the text's "at most one in ten" (docs/results.md, seventh session).
 _RARELY = Stated.at_most("rarely learns: share <= 1/3", 1 / 3)
 
 
