@@ -9,6 +9,7 @@ the page (``index.html``, from a Jinja2 template and pandas), the review PDF
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import sys
@@ -21,7 +22,7 @@ from stats.io import markdown_table, write_text
 from stats.claims import NOT_CHECKABLE
 from stats.claims.checks import CALIBRATIONS, CORRECTION_SUFFIX
 from stats.claims.registry import REGISTRY
-from stats.claims.sentences import SENTENCE_TEST, labelled_sentences
+from stats.claims.sentences import NOT_SETTLED, SENTENCE_TEST, labelled_sentences
 from stats.claims.headings import SECTION_HEADINGS, SUITE_HEADINGS
 from stats.claims.findings import CAVEAT, ERRATUM, FINDINGS, GRADES, HOLDS, UNSETTLED, worst_finding
 from stats.claims.verdicts import CAVEAT_CONFIRMED, CONFIRMED, ERRATUM_CONFIRMED, OK_VERDICTS, PASS, UNTESTABLE
@@ -176,10 +177,21 @@ def unsettled_sentences(claims):
     """``{(claim id, sentence): why}`` for every corrected sentence whose row in ``claims`` (``claims.csv``
     as a frame) is ``unsettled``: it passes, but a word of it rests on a check that does not establish
     what it states (``why``, from the row's note, names the word and the check)."""
-    sentence = {(cl.id, label): e.sentence for cl, e, _, label in labelled_sentences(REGISTRY)}
+    sentence = _sentence_of_row()
     rows = claims[(claims["test"] == SENTENCE_TEST) & (claims["finding"] == UNSETTLED)]
-    return {(r["claim"], sentence[r["claim"], r["check"]]): str(r["note"]).removeprefix("not settled: ")
+    return {(r["claim"], sentence[r["claim"], r["check"]]): _unsettled_reason(r)
             for _, r in rows.iterrows() if (r["claim"], r["check"]) in sentence}
+
+
+@functools.cache
+def _sentence_of_row():
+    """``{(claim id, row label): corrected sentence}`` for every sentence row the registry makes."""
+    return {(cl.id, label): e.sentence for cl, e, _, label in labelled_sentences(REGISTRY)}
+
+
+def _unsettled_reason(row):
+    """Why a sentence's row is unsettled: its note without :data:`~stats.claims.sentences.NOT_SETTLED`."""
+    return str(row["note"]).removeprefix(NOT_SETTLED)
 
 
 def unsettled_checks(claims):
@@ -192,14 +204,14 @@ def unsettled_checks(claims):
     stated = {(c.id, ch.label): ch.stated.text for c in REGISTRY for ch in c.checks if getattr(ch, "stated", None)}
     stated.update({(c.id, ch.label + CORRECTION_SUFFIX): f"corrected: {ch.erratum.corrected.text}"
                    for c in REGISTRY for ch in c.checks if ch.erratum is not None})
-    sentence = {(cl.id, label): e.sentence for cl, e, _, label in labelled_sentences(REGISTRY)}
+    sentence = _sentence_of_row()
     out = []
     for _, r in claims[claims["finding"] == UNSETTLED].iterrows():
         key = (r["claim"], r["check"])
         if r["test"] == SENTENCE_TEST:
             out.append(dict(claim=r["claim"], section=r["section"], check=r["check"],
                             text=" ".join(sentence.get(key, "").split()),
-                            evidence=str(r["note"]).removeprefix("not settled: "), detectable="", n=0, p_holm=""))
+                            evidence=_unsettled_reason(r), detectable="", n=0, p_holm=""))
         else:
             out.append(dict(claim=r["claim"], section=r["section"], check=r["check"], text=stated.get(key, ""),
                             evidence=_evidence(r), detectable=_fmt(r["detectable"], 2), n=int(r["n"]),

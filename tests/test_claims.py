@@ -33,6 +33,7 @@ from stats import (
 from stats.claims import check_builders as build
 from stats.claims import COLUMNS
 from stats.claims.checks import identity_rows
+from stats.claims.sentences import NOT_SETTLED
 
 WORKERS = 2
 
@@ -89,7 +90,7 @@ def test_the_findings_are_graded_and_every_caveat_holds_as_written(full_run):
     # text, but is unsettled where a check it rests on does not establish its word.
     sentence = table[table["test"] == "sentence"]
     assert sentence["finding"].isin(["", "unsettled"]).all()
-    assert (sentence["finding"] == "unsettled").eq(sentence["note"].str.startswith("not settled: ")).all()
+    assert (sentence["finding"] == "unsettled").eq(sentence["note"].str.startswith(NOT_SETTLED)).all()
 
 
 @pytest.mark.slow

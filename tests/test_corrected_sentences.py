@@ -10,7 +10,7 @@ from stats import FORMULAS, MUTANTS, REGISTRY, Erratum, Stated, evaluate, evalua
 from stats.claims.evaluation import failing
 from stats.claims.planning import all_checks
 from stats.claims.sentences import (
-    PENDING_SUPPORT, SENTENCE_TEST, SUPPORT_CONFIDENCE, VOCABULARY, audit_sentence, establishes, flagged_words,
+    NOT_SETTLED, PENDING_SUPPORT, SENTENCE_TEST, SUPPORT_CONFIDENCE, VOCABULARY, audit_sentence, establishes, flagged_words,
     recorded_sentences, sentence_rows, states_universally, static_audit,
 )
 
@@ -147,7 +147,7 @@ def test_a_run_holds_each_sentence_to_its_checks_verdicts(t5_run):
             r["verdict"], r["finding"] = "pass", "unsettled"
     (row,) = sentence_rows(the_plan.checks, checks, formulas=FORMULAS)
     assert (row["verdict"], row["finding"]) == ("pass", "unsettled")
-    assert row["note"].startswith("not settled: ")
+    assert row["note"].startswith(NOT_SETTLED)
     assert "'times' rests on t5-step-ratio [sgd, query side, d_k=64], whose estimate lies outside" in row["note"]
     for r in checks:
         if (r["claim"], r["check"]) == ("t5-step-ratio", "sgd, query side, d_k=64"):

@@ -19,6 +19,7 @@ import pytest
 from conftest import make
 
 from analyses import ANALYSES, all_figures
+from stats.claims.sentences import NOT_SETTLED
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -404,7 +405,7 @@ def test_a_corrected_sentence_resting_on_an_unsettled_check_is_marked_not_settle
                  test="share", estimate=1.0, mcse=0.0, n=32, detectable=0.59, p_value=0.0, p_holm=0.0,
                  verdict="erratum confirmed", finding="erratum", grade="false as stated") for lab in own]
     sentence = dict(base, claim=cl.id, section=cl.section, statement="s", check=label, test="sentence", n=0,
-                    verdict="pass", finding="unsettled", note="not settled: " + why)
+                    verdict="pass", finding="unsettled", note=NOT_SETTLED + why)
     words = " ".join(e.sentence.split())
     corrected = dict(base, claim=cl.id, section=cl.section, statement="s", check=own[0], test="share", estimate=0.5,
                      mcse=0.2, n=6, detectable=0.9, p_value=0.5, p_holm=1.0, verdict="pass")

@@ -34,13 +34,15 @@ import math
 import re
 
 __all__ = [
-    "OWN_CORRECTED", "PENDING_SUPPORT", "SENTENCE_TEST", "SUPPORT_CONFIDENCE", "VOCABULARY", "audit_sentence",
+    "NOT_SETTLED", "OWN_CORRECTED", "PENDING_SUPPORT", "SENTENCE_TEST", "SUPPORT_CONFIDENCE", "VOCABULARY", "audit_sentence",
     "establishes", "flagged_words",
     "labelled_sentences", "recorded_sentences", "sentence_rows", "states_universally", "static_audit",
 ]
 
 #: The ``test`` of a sentence's row in ``claims.csv``.
 SENTENCE_TEST = "sentence"
+#: The start of the note of a sentence's row that passes unsettled: the words and the checks follow.
+NOT_SETTLED = "not settled: "
 #: A support reference to the erratum's own corrected check(s).
 OWN_CORRECTED = "corrected"
 
@@ -320,8 +322,6 @@ def sentence_rows(planned, rows, *, formulas, registry=None):
         from .registry import REGISTRY as registry
     claims = tuple(dict.fromkeys(p.claim for p in planned))
     checks = {**_registry_checks(registry), **_registry_checks(claims)}
-    verdicts = {(r["claim"], r["check"]): r["verdict"] for r in rows}
-    findings = {(r["claim"], r["check"]): r.get("finding") for r in rows}
     by_label = {(r["claim"], r["check"]): r for r in rows}
     carried = {(p.claim.id, p.check.label) for p in planned}
     out = []
@@ -330,20 +330,20 @@ def sentence_rows(planned, rows, *, formulas, registry=None):
         problems, needs = audit_sentence(sentence, e.support, claim_id=cl.id, own=own, checks=checks)
         missing, leaning = [], []
         for words, cid, lab in needs:
-            v = verdicts.get((cid, lab))
+            row = by_label.get((cid, lab))
+            v = None if row is None else row["verdict"]
             if v is None or v == UNTESTABLE:
                 missing.append(f"{cid} [{lab}]")
             elif v != PASS:
                 problems.append(f"{', '.join(repr(w) for w in words)} rests on {cid} [{lab}], whose verdict is {v}")
-            elif findings.get((cid, lab)) == UNSETTLED:
+            elif row.get("finding") == UNSETTLED:
                 leaning.append(f"{', '.join(repr(w) for w in words)} rests on {cid} [{lab}], whose estimate lies "
                                "outside the interval it states")
-            elif not establishes(getattr(checks[cid, lab][1], "stated", None), by_label[cid, lab]):
-                r = by_label[cid, lab]
-                mcse = r.get("mcse")
-                evidence = (f"{round(r['estimate'] * r['n'])} of {int(r['n'])} runs" if r.get("test") == "share"
-                            else f"{r['estimate']:.4g} ± {mcse:.2g}" if mcse is not None and math.isfinite(mcse)
-                            else f"{r['estimate']:.4g}")
+            elif not establishes(getattr(checks[cid, lab][1], "stated", None), row):
+                mcse = row.get("mcse")
+                evidence = (f"{round(row['estimate'] * row['n'])} of {int(row['n'])} runs" if row.get("test") == "share"
+                            else f"{row['estimate']:.4g} ± {mcse:.2g}" if mcse is not None and math.isfinite(mcse)
+                            else f"{row['estimate']:.4g}")
                 leaning.append(f"{', '.join(repr(w) for w in words)} rests on {cid} [{lab}]: {evidence} does not "
                                f"establish {checks[cid, lab][1].stated.text!r} (one-sided {SUPPORT_CONFIDENCE:.0%} bound)")
         if problems and cl.id in PENDING_SUPPORT:
@@ -354,7 +354,7 @@ def sentence_rows(planned, rows, *, formulas, registry=None):
         elif missing:
             verdict, note = UNTESTABLE, "rests on checks not in this run: " + "; ".join(missing)
         elif leaning:
-            verdict, note = PASS, "not settled: " + "; ".join(leaning)
+            verdict, note = PASS, NOT_SETTLED + "; ".join(leaning)
         else:
             verdict, note = PASS, f"every flagged word supported by {len(needs)} passing check(s)"
         out.append(dict(claim=cl.id, section=cl.section, statement=cl.statement, check=label,
