@@ -7,7 +7,9 @@ cached on disk: no run of its own when the claims have run) at the evidence prof
 (``EVIDENCE=full``: d_k = 512 and 1024), and writes per head and cell
 
 * every searched rate's restricted mean steps to sustained accuracy and capped probe loss, with
-  their standard errors (``curves``);
+  their standard errors, and how many of its runs the search gave up on, after which step
+  (``curves``; such a rate cannot be chosen, and its means are not estimates: they read an
+  abandoned run as censored, where it stopped);
 * Wortsman et al.'s LR sensitivity and the window of rates within a tenth of the best loss's gain,
   from the coarse stage's half-decade grid, each with its bootstrap MCSE over whole seeds, and the
   Kaplan--Meier share learned and restricted mean steps at the chosen rate, from the confirm stage
@@ -44,8 +46,9 @@ FIGURES = {
         "dotted line) "
         "at every rate searched, for the unscaled head, the scaled head and the control (no division, 1/sqrt(d_k) "
         "folded into W_Q's initialisation); each rate's point from the stage with the most runs there, bars 2 "
-        "standard errors; a star marks each head's chosen rate (open: a bound at the search's edge). One panel per "
-        "shape and optimiser.",
+        "standard errors; a star marks each head's chosen rate (open: a bound at the search's edge). A rate the search "
+        "gave up on, once it could no longer be chosen (its runs stopped early, so no mean), is drawn only where another "
+        "stage ran it to the end. One panel per shape and optimiser.",
         claims=("decisive-unscaled-learns", "decisive-control", "decisive-frozen"),
     ),
     "decisive_pattern": dict(
@@ -77,7 +80,8 @@ def simulate(out, *, seed, quick=False, workers=1, scheduler=None):
         for stage in search.stages:
             for p in stage.points:
                 curves.append(dict(cell, stage=stage.name, lr=p.lr, runs=p.n, steps_mean=p.steps_mean, steps_se=p.steps_se,
-                                   loss_mean=p.loss_mean, loss_se=p.loss_se, chosen=p.lr == search.rate))
+                                   loss_mean=p.loss_mean, loss_se=p.loss_se, chosen=p.lr == search.rate,
+                                   abandoned=p.abandoned, give_up_after=p.give_up_after))
         coarse = search.stage("coarse")
         window = lr_window(*coarse.losses(), seed=seed)
         sensitivity = lr_sensitivity(*coarse.losses(), seed=seed)
@@ -136,8 +140,9 @@ def figures(out):
     for ax, (d_k, d_model, optimizer, warmup) in zip(axes.flat, panels):
         here = _select(curves, d_k=d_k, d_model=d_model, optimizer=optimizer, warmup=warmup)
         for head, g in here.groupby("head", sort=False):
-            # One point a rate: the stage with the most runs there.
-            g = g.sort_values("runs").groupby("lr").tail(1).sort_values("lr")
+            # One point a rate: the stage with the most runs there, of those that gave up on none (a
+            # point with abandoned runs says only that its rate cannot be chosen: no mean to draw).
+            g = g[g.abandoned == 0].sort_values("runs").groupby("lr").tail(1).sort_values("lr")
             ax.errorbar(g.lr, g.steps_mean, yerr=2 * g.steps_se, color=colors[head], marker="o", ms=2.6, lw=1.0,
                         capsize=1.5, label=HEAD_LABELS[head])
             w = _select(windows, d_k=d_k, d_model=d_model, optimizer=optimizer, warmup=warmup, head=head).iloc[0]

@@ -24,6 +24,18 @@ rate learns -- goes to the smaller mean final probe loss, each run's loss capped
 loss (a diverged run counts as one that learned nothing, as in Wortsman et al.'s LR sensitivity),
 and a tie of both to the smaller rate.
 
+**Giving up** (``give_up``, refine and confirm; runs that stop once they learn): a stage draws the
+previous stage's best first, then the other rates nearest first.  Once a rate has drawn, a rate
+drawn after it gives up (:func:`~stats.training.trainer.train_heads`' ``give_up_after``) on every
+run that has not learned by step :math:`c = S^* - (n - 1)`, with :math:`S^*` the smallest sum of
+restricted steps among the stage's rates drawn so far and :math:`n` runs a rate: such a run's steps
+would exceed :math:`c` and each other run's are at least 1, so the rate's sum would exceed
+:math:`S^*`, and by the rule it cannot be the stage's best.  Its abandoned runs count ``steps + 1``,
+which keeps it behind.  So giving up changes no stage's best, no extension and no chosen rate: only
+what the rates that cannot be chosen cost, and their rows (the point says how many runs it gave up
+on, and after which step).  The coarse stage never gives up: its final losses make the LR window
+and sensitivity (:func:`stats.inference.lr_window.lr_window`).
+
 **Seeds**: stage ``i`` (0 coarse, 1 refine, 2 confirm) draws on the ``i``-th child of ``seed``
 (:class:`numpy.random.SeedSequence` spawn keys), so more runs in one stage change no other stage's
 draws; inside a stage every rate draws on the cell's one stream (common random numbers: the
@@ -52,6 +64,7 @@ from .io import locked_cache, write_text
 from .settings import training as _training
 from .settings.decisive import SEARCH_START
 from .training.diagnostics import CHECKPOINTS
+from .training.stopping import HOLD_STEPS
 from .training.simulations import TrainingSim
 from .tuning import cache_dir, source_digest
 
@@ -61,7 +74,7 @@ STAGES = ("coarse", "refine", "confirm")
 #: The cell's own fields: the search sets them, ``options`` may not.
 _CELL_FIELDS = ("d_k", "d_model", "scaling", "optimizer", "lr")
 #: Bumped when the cache file's layout changes.
-_CACHE_FORMAT = 2
+_CACHE_FORMAT = 3
 #: The largest lattice index either way (rates 1e-8 to 1e8).
 _MAX_INDEX = 32
 
@@ -89,7 +102,10 @@ class RatePoint:
     Per run too, read off the probe: ``frozen_rows``, the share of its queries on the key they chose
     at step 0 at each checkpoint (:func:`~stats.training.diagnostics.checkpoint_steps`; a run that
     stopped, having learned, keeps its value at the stop), and its final mean target logit
-    (``logit_rows``) and query--target-key cosine (``cosine_rows``)."""
+    (``logit_rows``) and query--target-key cosine (``cosine_rows``).  ``give_up_after`` is the step
+    after which its runs that had not learned were abandoned (None: none was; module docstring) and
+    ``abandoned`` how many were: their steps count ``steps + 1`` and their other rows are read where
+    they were abandoned, so a point with ``abandoned`` runs says only that it cannot be chosen."""
 
     lr: float
     n: int
@@ -103,6 +119,8 @@ class RatePoint:
     frozen_rows: tuple = ()
     logit_rows: tuple = ()
     cosine_rows: tuple = ()
+    give_up_after: int | None = None
+    abandoned: int = 0
 
     def order(self):
         """The rule's sort key: restricted steps (their exact sum), then capped loss, then the rate."""
@@ -179,9 +197,10 @@ def _check_options(options):
     return tuple(sorted(merged.items()))
 
 
-def _sim(cell, lr):
+def _sim(cell, lr, give_up_after=None):
     d_k, d_model, scaling, optimizer, options = cell
-    return TrainingSim(d_k=d_k, d_model=d_model, scaling=scaling, optimizer=optimizer, lr=lr, **dict(options))
+    return TrainingSim(d_k=d_k, d_model=d_model, scaling=scaling, optimizer=optimizer, lr=lr, **dict(options),
+                       give_up_after=give_up_after)
 
 
 def _stream(cell):
@@ -203,10 +222,12 @@ _FROZEN = tuple(f"frozen_{k}" for k in range(CHECKPOINTS))
 _LOGIT_FINAL, _COSINE_FINAL = f"target_logit_{CHECKPOINTS - 1}", f"cosine_{CHECKPOINTS - 1}"
 
 
-def _draw(cell, lr, runs, stage_seed, *, workers, scheduler, progress):
-    """``runs`` runs of ``cell`` at ``lr`` on the stage's stream: a :class:`RatePoint`."""
-    sim = _sim(cell, lr)
-    job = Job(sim, runs, frozenset({"steps_to_accuracy", _LOSS_FINAL, _LOSS_INITIAL, _LOGIT_FINAL, _COSINE_FINAL, *_FROZEN}),
+def _draw(cell, lr, runs, stage_seed, *, give_up_after=None, workers, scheduler, progress):
+    """``runs`` runs of ``cell`` at ``lr`` on the stage's stream, giving up after ``give_up_after``
+    (None: never): a :class:`RatePoint`."""
+    sim = _sim(cell, lr, give_up_after)
+    job = Job(sim, runs, frozenset({"steps_to_accuracy", "abandoned", _LOSS_FINAL, _LOSS_INITIAL, _LOGIT_FINAL, _COSINE_FINAL,
+                                    *_FROZEN}),
               stream=_stream(cell))
     res = run_simulations([job], seed=stage_seed, formulas=FORMULAS, workers=workers, scheduler=scheduler,
                           progress=progress, desc=f"lr search {lr:g}")[job.key]
@@ -221,13 +242,27 @@ def _draw(cell, lr, runs, stage_seed, *, workers, scheduler, progress):
     return RatePoint(float(lr), int(n), float(steps.mean()), se(steps), float(loss.mean()), se(loss),
                      tuple(float(v) for v in steps), tuple(float(v) for v in loss), tuple(float(v) for v in init),
                      tuple(tuple(float(v) for v in run) for run in frozen),
-                     tuple(float(v) for v in res.rows(_LOGIT_FINAL)), tuple(float(v) for v in res.rows(_COSINE_FINAL)))
+                     tuple(float(v) for v in res.rows(_LOGIT_FINAL)), tuple(float(v) for v in res.rows(_COSINE_FINAL)),
+                     give_up_after, int(res.rows("abandoned").sum()))
 
 
-def _run_stage(name, ks, step, runs, max_extensions, draw):
+def _run_stage(name, ks, step, runs, max_extensions, draw, *, give_up=None):
     """Points at lattice indices ``ks``; while the best is at an end (and extensions are left), one
-    more ``step`` lattice steps beyond it.  Returns (stage, {index: point})."""
-    pts = {k: draw(k) for k in ks}
+    more ``step`` lattice steps beyond it.  With ``give_up`` (a stage's budget of steps: giving up
+    is only worth it before it), ``ks[0]`` is drawn first, the others nearest it first, and each
+    after the first gives up after step S* - (runs - 1) (module docstring).  Returns (stage, best index)."""
+    pts = {}
+
+    def draw_at(k):
+        drawn = [p for p in pts.values() if not p.abandoned]
+        cap = None
+        if give_up is not None and drawn:
+            cap = int(min(sum(p.steps_rows) for p in drawn)) - (runs - 1)
+            cap = cap if cap + HOLD_STEPS < give_up else None  # a run the budget would end anyway: no cap
+        pts[k] = draw(k, cap)
+
+    for k in (sorted(ks, key=lambda k: (abs(k - ks[0]), k)) if give_up is not None else ks):
+        draw_at(k)
     for i in range(max_extensions + 1):
         order = sorted(pts)
         best = min(order, key=lambda k: pts[k].order())
@@ -237,18 +272,20 @@ def _run_stage(name, ks, step, runs, max_extensions, draw):
         nxt = best + edge * step
         if abs(nxt) > _MAX_INDEX:
             break
-        pts[nxt] = draw(nxt)
+        draw_at(nxt)
     order = sorted(pts)
     return SearchStage(name, runs, tuple(pts[k] for k in order), pts[best].lr, edge), best
 
 
 def search_rate(*, d_k, scaling, optimizer, seed, start, d_model=None, options=None, coarse_runs=4, refine_runs=8,
-                confirm_runs=24, coarse_width=5, max_extensions=3, workers=1, scheduler=None, progress=False):
+                confirm_runs=24, coarse_width=5, max_extensions=3, give_up=True, workers=1, scheduler=None, progress=False):
     """Search one cell's learning rate (module docstring): coarse, refine, confirm.  ``start`` is a
     rate near which to centre the coarse grid (snapped to the lattice); ``options`` any other
     :class:`~stats.training.simulations.TrainingSim` fields (``steps`` and ``n_keys`` default to the
-    training claims' :data:`~stats.settings.training.STEPS` and ``N_KEYS``).  Returns a
-    :class:`RateSearch`, the same for any ``workers``/``scheduler``."""
+    training claims' :data:`~stats.settings.training.STEPS` and ``N_KEYS``).  ``give_up`` lets the
+    refine and confirm stages give up on a rate that can no longer be chosen, where runs stop once
+    they learn (``stop_when_learned`` in ``options``; module docstring): the chosen rate is the same
+    either way.  Returns a :class:`RateSearch`, the same for any ``workers``/``scheduler``."""
     d_model = d_k if d_model is None else d_model
     opts = _check_options(options)
     cell = (d_k, d_model, scaling, optimizer, opts)
@@ -264,25 +301,28 @@ def search_rate(*, d_k, scaling, optimizer, seed, start, d_model=None, options=N
         if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not minimum <= value <= 100_000:
             raise ValueError(f"{name} must be an integer from {minimum} to 100000; got {value!r}")
         runs[name] = int(value)
+    if not isinstance(give_up, bool):
+        raise TypeError(f"give_up must be True or False; got {give_up!r}")
+    budget = dict(opts)["steps"] if give_up and dict(opts).get("stop_when_learned", False) else None
     if abs(k0) + runs["coarse_width"] > _MAX_INDEX:
         raise ValueError(f"start and coarse_width reach past the lattice (1e-8 to 1e8); got {start!r}, {coarse_width!r}")
     pool = dict(workers=workers, scheduler=scheduler, progress=progress)
 
     def drawer(stage, n):
         stage_seed = _stage_seed(seed, stage)
-        return lambda k: _draw(cell, lattice_rate(k), n, stage_seed, **pool)
+        return lambda k, cap: _draw(cell, lattice_rate(k), n, stage_seed, give_up_after=cap, **pool)
 
     half = runs["coarse_width"] // 2
     coarse_ks = [k0 + 2 * (j - half) for j in range(runs["coarse_width"])]
     coarse, kc = _run_stage("coarse", coarse_ks, 2, runs["coarse_runs"], runs["max_extensions"], drawer(0, runs["coarse_runs"]))
     if coarse.edge:
         return RateSearch(cell, int(seed), (coarse,), coarse.best, False, coarse.edge)
-    refine, kr = _run_stage("refine", [kc + j for j in (-2, -1, 0, 1, 2)], 1, runs["refine_runs"], runs["max_extensions"],
-                            drawer(1, runs["refine_runs"]))
+    refine, kr = _run_stage("refine", [kc + j for j in (0, -2, -1, 1, 2)], 1, runs["refine_runs"], runs["max_extensions"],
+                            drawer(1, runs["refine_runs"]), give_up=budget)
     if refine.edge:
         return RateSearch(cell, int(seed), (coarse, refine), refine.best, False, refine.edge)
-    confirm, _ = _run_stage("confirm", [kr - 1, kr, kr + 1], 1, runs["confirm_runs"], runs["max_extensions"],
-                            drawer(2, runs["confirm_runs"]))
+    confirm, _ = _run_stage("confirm", [kr, kr - 1, kr + 1], 1, runs["confirm_runs"], runs["max_extensions"],
+                            drawer(2, runs["confirm_runs"]), give_up=budget)
     return RateSearch(cell, int(seed), (coarse, refine, confirm), confirm.best, confirm.edge == 0, confirm.edge)
 
 
@@ -438,7 +478,9 @@ def _table(search):
                      + ("" if stage.edge == 0 else f" (at the {'top' if stage.edge == 1 else 'bottom'} end)"))
         for p in stage.points:
             lines.append(f"  lr={p.lr:<8g} steps {p.steps_mean:7.2f} +- {p.steps_se:5.2f}   final loss {p.loss_mean:.4f} +- "
-                         f"{p.loss_se:.4f}{'  *' if p.lr == stage.best else ''}")
+                         f"{p.loss_se:.4f}{'  *' if p.lr == stage.best else ''}"
+                         + (f"  (gave up on {p.abandoned} of {p.n} runs after step {p.give_up_after}: cannot be chosen)"
+                            if p.abandoned else ""))
         rates, losses, initial = stage.losses()
         s, w = lr_sensitivity(rates, losses, initial, seed=search.seed), lr_window(rates, losses, initial, seed=search.seed)
         lines.append(f"  LR sensitivity {s.value:.4f} +- {s.mcse:.4f}; window {w.decades:.2f} +- {w.mcse:.2f} decades "

@@ -178,6 +178,7 @@ GOOD = {
     "check_warmup": ((3, 10), {}),
     "warmed_lr": ((np.full(2, 0.01), 1, 4), {}),
     "check_stop_when_learned": ((True, 100), {}),
+    "check_give_up_after": ((10, 100, True), {}),
     "keep_runs": (({"m": np.ones((2, 3)), "rngs": [np.random.default_rng(0), np.random.default_rng(1)]}, np.array([True, False])), {}),
     "survival_to_accuracy": ((np.array([1.0, 2.0, 5.0, 11.0]),), dict(steps=10, by=5, horizon=11)),
     "checkpoint_steps": ((8,), {}),

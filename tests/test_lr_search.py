@@ -2,6 +2,7 @@
 on draws of its own, its choice interior or flagged, and -- with a criterion of known shape in
 place of training -- finding the known optimum to a quarter decade, inside or beyond its first grid."""
 
+import dataclasses
 import json
 import math
 
@@ -14,6 +15,12 @@ from stats.lr_search import RatePoint
 #: A cell cheap enough for the fast tier: 16 wide, 20 steps, 8 keys, a few runs a stage.
 CHEAP = dict(d_k=16, scaling="sqrt", optimizer="adam", seed=7, start=0.01, options=dict(steps=20, n_keys=8),
              coarse_runs=2, refine_runs=2, confirm_runs=3)
+
+
+#: A cell whose runs stop once they learn, in a few to a hundred steps below its cliff and never above
+#: it: the refine and confirm stages have rates to give up on.
+STOPPING = dict(d_k=32, scaling="sqrt", optimizer="adam", seed=7, start=0.01,
+                options=dict(steps=200, stop_when_learned=True, dtype="float32"), coarse_runs=2, refine_runs=3, confirm_runs=4)
 
 
 def _stages_json(search, names):
@@ -266,3 +273,41 @@ def test_a_refined_best_past_its_extensions_is_a_bound(monkeypatch):
     assert not search.interior and search.bound == 1
     assert search.stage("refine").rates == tuple(lr_search.lattice_rate(k) for k in range(-10, -2))
     assert search.rate == lr_search.lattice_rate(-3)
+
+
+def test_giving_up_changes_no_choice_and_only_the_rows_of_rates_that_cannot_be_chosen():
+    """The same search with and without giving up: the same stages, rates, bests and choice; a rate
+    that gave up on none of its runs has the rows it has without; one that gave up on some is not
+    its stage's best, and each run whose row changed would have learned after the give-up step."""
+    full, cut = lr_search.search_rate(**STOPPING, give_up=False), lr_search.search_rate(**STOPPING)
+    assert (cut.rate, cut.interior, cut.bound) == (full.rate, full.interior, full.bound)
+    assert [(s.name, s.rates, s.best, s.edge) for s in cut.stages] == [(s.name, s.rates, s.best, s.edge) for s in full.stages]
+    assert cut.stages[0] == full.stages[0]  # the coarse stage never gives up: the window reads its losses
+    budget = STOPPING["options"]["steps"]
+    abandoned = 0
+    for before, s_full, s_cut in zip(cut.stages, full.stages[1:], cut.stages[1:]):
+        best = min(s_cut.points, key=RatePoint.order)
+        # the previous stage's best is drawn first, with nothing to give up against
+        assert next(q for q in s_cut.points if q.lr == before.best).give_up_after is None
+        for p, q in zip(s_full.points, s_cut.points):
+            assert p.give_up_after is None and p.abandoned == 0
+            # sound: a run past the step puts the rate's sum (its other runs at >= 1 step each) past the best's
+            assert q.give_up_after is None or q.give_up_after + 1 + (q.n - 1) > sum(best.steps_rows)
+            if not q.abandoned:
+                assert dataclasses.replace(q, give_up_after=None) == p
+                continue
+            abandoned += q.abandoned
+            assert q.lr != s_cut.best and q.order() > best.order()
+            changed = [i for i in range(q.n) if q.steps_rows[i] != p.steps_rows[i]]
+            assert len(changed) <= q.abandoned
+            assert all(q.steps_rows[i] == budget + 1 and p.steps_rows[i] > q.give_up_after for i in changed)
+            # and the rate's sum, had it run on, is past the best's: the bound the give-up step rests on
+            assert sum(p.steps_rows) > sum(best.steps_rows)
+    assert abandoned >= 3  # not vacuous: rates above the cliff were given up on
+
+
+def test_a_search_whose_runs_do_not_stop_never_gives_up():
+    search = lr_search.search_rate(**CHEAP)
+    assert all(p.give_up_after is None and p.abandoned == 0 for s in search.stages for p in s.points)
+    with pytest.raises(TypeError, match="give_up"):
+        lr_search.search_rate(**CHEAP, give_up=1)

@@ -119,6 +119,82 @@ def test_the_stop_rule_follows_a_scripted_probe(monkeypatch):
     assert out["probe_accuracy_final"].tolist() == [0.95, 0.95, 0.95, 0.89]
 
 
+# ------------------------------------------------------------------ giving up
+
+# Unscaled, 16 wide: runs learn from about step 100 to past the budget, so give-up steps cut some.
+GIVING_UP = dict(d_k=16, d_model=16, scaling="none", optimizer="adam", lr=1e-2, steps=300, stop_when_learned=True)
+
+
+@pytest.mark.parametrize("give_up_after", [10, 150, 200])
+def test_giving_up_abandons_only_runs_that_would_have_learned_after_its_step(give_up_after):
+    """Each run with and without the give-up step: a run not abandoned has every outcome it has
+    without; an abandoned one would have learned after the step (or not at all), is abandoned at the
+    first probe HOLD_STEPS past it, and is recorded as not learned, censored."""
+    free = train_heads(rngs(12), **GIVING_UP)
+    trainer = Trainer(rngs(12), **GIVING_UP, give_up_after=give_up_after)
+    for t in range(1, trainer.steps + 1):
+        if not trainer.running:
+            break
+        trainer.step(t)
+    cut = trainer.outcomes()
+    out = cut["abandoned"] == 1
+    assert 0 < out.sum() < 12 or give_up_after == 10 and out.all()  # not vacuous
+    assert np.all(free["steps_to_accuracy"][out] > give_up_after)
+    for name in OUTCOMES:
+        if name != "abandoned":
+            assert np.array_equal(cut[name][~out], free[name][~out]), name
+    first_probe = -(-(give_up_after + HOLD_STEPS) // 3) * 3
+    assert np.all(trainer.abandoned_at[out] == first_probe) and np.all(trainer.abandoned_at[~out] == 301)
+    assert np.all(cut["learned"][out] == 0) and np.all(cut["steps_to_accuracy"][out] == 301)
+    assert np.array_equal(trainer.steps_run, np.where(out, first_probe, np.minimum(trainer.stopped_at, 300)))
+
+
+def test_the_give_up_rule_follows_a_scripted_probe(monkeypatch):
+    """A stretch that begins at the give-up step itself stops its run (learned) at the probe where
+    the others are abandoned; one that begins a probe later is abandoned there."""
+    import stats.training.trainer as trainer
+
+    steps, cap = 120, 15
+    script = [lambda t: 0.95 if t >= 6 else 0.5, lambda t: 0.95 if t >= cap else 0.5,
+              lambda t: 0.95 if t >= cap + 3 else 0.5, lambda t: 0.5]
+    now, ident = [0], {}
+    real_step = trainer.Trainer.step
+
+    def step(self, t):
+        now[0] = t
+        return real_step(self, t)
+
+    def accuracy(heads, episodes):
+        if not ident:
+            ident.update({w: i for i, w in enumerate(heads.WV[:, 0, 0])})
+        return np.array([script[ident[w]](now[0]) for w in heads.WV[:, 0, 0]])
+
+    monkeypatch.setattr(trainer.Trainer, "step", step)
+    monkeypatch.setattr(trainer, "probe_accuracy", accuracy)
+    t = Trainer(rngs(4), d_k=4, d_model=4, scaling="sqrt", optimizer="sgd", lr=0.1, steps=steps, stop_when_learned=True,
+                give_up_after=cap)
+    for s in range(1, steps + 1):
+        if not t.running:
+            break
+        t.step(s)
+    out = t.outcomes()
+    assert t.stopped_at.tolist() == [6 + HOLD_STEPS, cap + HOLD_STEPS, steps + 1, steps + 1]
+    assert t.abandoned_at.tolist() == [steps + 1, steps + 1, cap + HOLD_STEPS, cap + HOLD_STEPS]
+    assert out["learned"].tolist() == [1, 1, 0, 0] and out["abandoned"].tolist() == [0, 0, 1, 1]
+    assert out["steps_to_accuracy"].tolist() == [6, cap, steps + 1, steps + 1]
+
+
+@pytest.mark.parametrize("change, error", [
+    (dict(give_up_after=0), ValueError), (dict(give_up_after=1.5), ValueError), (dict(give_up_after=True), ValueError),
+    (dict(give_up_after=301), ValueError), (dict(give_up_after=50, stop_when_learned=False), ValueError),
+])
+def test_a_give_up_step_the_run_cannot_honour_is_refused_by_name(change, error):
+    with pytest.raises(error, match="give_up_after"):
+        train_heads(rngs(2), **{**GIVING_UP, **change})
+    with pytest.raises(error, match="give_up_after"):
+        TrainingSim(16, "none", "adam", 1e-2, 300, **{"stop_when_learned": True, **change})
+
+
 def test_a_budget_shorter_than_the_hold_cannot_stop_a_run_and_is_refused():
     with pytest.raises(ValueError, match="steps must be at least"):
         train_heads(rngs(2), **{**STOPPING, "steps": HOLD_STEPS}, stop_when_learned=True)
@@ -131,6 +207,9 @@ def test_the_new_options_at_their_defaults_keep_the_stream_key():
     assert "stop" not in sim.key and "warmup" not in sim.key
     assert TrainingSim(16, "sqrt", "adam", 0.03, 150, stop_when_learned=True).key != sim.key
     assert TrainingSim(16, "sqrt", "adam", 0.03, 150, warmup=10).key != sim.key
+    stop = TrainingSim(16, "sqrt", "adam", 0.03, 150, stop_when_learned=True)
+    assert TrainingSim(16, "sqrt", "adam", 0.03, 150, stop_when_learned=True, give_up_after=None).key == stop.key
+    assert TrainingSim(16, "sqrt", "adam", 0.03, 150, stop_when_learned=True, give_up_after=20).key != stop.key
 
 
 # ------------------------------------------------------------------ warm-up

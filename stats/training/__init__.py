@@ -43,7 +43,7 @@ from .scalings import (
 )
 from .precision import PRECISION_OUTCOMES, precision_gaps
 from .schedule import check_warmup, warmed_lr
-from .stopping import HOLD_STEPS, check_stop_when_learned, keep_runs
+from .stopping import HOLD_STEPS, check_give_up_after, check_stop_when_learned, keep_runs
 from .simulations import FoldingSim, LRSweepSim, PrecisionSim, TrainingSim
 from .task import QUERY_NOISE, retrieval_episodes, retrieval_targets
 from .trainer import OUTCOMES, UNSTABLE_LOSS, UNSTABLE_RISE, Trainer, train_heads
@@ -106,6 +106,7 @@ __all__ = [
     "TrainingSim",
     "adafactor_update",
     "adam_update",
+    "check_give_up_after",
     "check_stop_when_learned",
     "check_warmup",
     "checkpoint_steps",

@@ -27,7 +27,7 @@ from .optimizers import MAX_STEPS, OPTIMIZERS, optimizer_named
 from .precision import PRECISION_OUTCOMES, precision_gaps
 from .scalings import SCALINGS, scaling_named
 from .schedule import check_warmup
-from .stopping import check_stop_when_learned
+from .stopping import check_give_up_after, check_stop_when_learned
 from .trainer import OUTCOMES, train_heads
 
 __all__ = ["BLOCK_BYTES", "MAX_GRID", "FoldingSim", "LRSweepSim", "PrecisionSim", "TrainingSim"]
@@ -72,7 +72,8 @@ class TrainingSim(Simulation):
     ``gain_lr`` is QK-norm's gain's own learning rate (None: ``lr``); ``track_logits``
     records every step's largest logit; ``stop_when_learned`` stops each run once it holds its
     accuracy (taken out of its block) and ``warmup`` warms the rate up (both as in
-    :func:`~stats.training.trainer.train_heads`); ``dtype`` is the precision the runs train in
+    :func:`~stats.training.trainer.train_heads`); ``give_up_after`` abandons the runs that have not
+    stopped by then, as there; ``dtype`` is the precision the runs train in
     (``"float32"`` or ``"float64"``).  At their defaults the stream key is the one a run had
     before these options existed (a float32 simulation names its own streams).
     """
@@ -90,6 +91,7 @@ class TrainingSim(Simulation):
     stop_when_learned: bool = False
     warmup: int = 0
     dtype: str = "float64"
+    give_up_after: int | None = None
 
     statistics: ClassVar[tuple[str, ...]] = OUTCOMES
 
@@ -120,6 +122,7 @@ class TrainingSim(Simulation):
         if not isinstance(self.track_logits, bool):
             raise TypeError(f"track_logits must be True or False; got {self.track_logits!r}")
         check_stop_when_learned(self.stop_when_learned, self.steps)
+        check_give_up_after(self.give_up_after, self.steps, self.stop_when_learned)
         check_warmup(self.warmup, self.steps)
         check_dtype(self.dtype)
 
@@ -132,6 +135,8 @@ class TrainingSim(Simulation):
             extra["stop_when_learned"] = 1
         if self.warmup:
             extra["warmup"] = self.warmup
+        if self.give_up_after is not None:
+            extra["give_up_after"] = self.give_up_after
         if self.dtype != "float64":  # the default is left out of the key: float64 runs keep their streams
             extra["dtype"] = self.dtype
         return stream_key("training", d_k=self.d_k, d_model=self.d_model, scaling=self.scaling, optimizer=self.optimizer,
@@ -161,7 +166,8 @@ class TrainingSim(Simulation):
         return train_heads(rngs, d_k=self.d_k, d_model=self.d_model, scaling=self.scaling, optimizer=self.optimizer,
                            lr=self.lr, steps=self.steps, n_keys=self.n_keys, formulas=formulas,
                            lr_factors=self.lr_factors(formulas), track_logits=self.track_logits,
-                           stop_when_learned=self.stop_when_learned, warmup=self.warmup, dtype=self.dtype)
+                           stop_when_learned=self.stop_when_learned, warmup=self.warmup, dtype=self.dtype,
+                           give_up_after=self.give_up_after)
 
 
 @dataclass(frozen=True)

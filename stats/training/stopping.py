@@ -1,9 +1,17 @@
-r"""Stopping a run once it has learned, and keeping a batch to the runs still training.
+r"""Stopping a run once it has learned, giving up on one that cannot learn soon enough, and keeping
+a batch to the runs still training.
 
 A run *stops* at the first probed step t at which its held-out probe has been at the
 accuracy target at every probe of a stretch that began at least :data:`HOLD_STEPS` steps
 before t.  A stopped run is taken out of its batch (:func:`keep_runs`), so it costs nothing
 more; each run draws from its own stream, so those left train as they would have.
+
+With a *give-up step* c, a run still training after the stop rule at the first probed step
+t >= c + HOLD_STEPS (and t < the budget) is *abandoned*: taken out of the batch, not learned.
+Its steps to accuracy, had it gone on, would exceed c: a stretch that began at a probe s <= c
+would have stopped it at the first probe at or after s + HOLD_STEPS <= t, and a stretch's start
+only ever moves later.  So the rule loses nothing a comparison of restricted steps above c
+needs (:func:`stats.lr_search.search_rate` gives up on a rate that can no longer be chosen).
 """
 
 from __future__ import annotations
@@ -14,7 +22,7 @@ from .._validation import check_integer
 from .diagnostics import PROBE_EVERY
 from .optimizers import MAX_STEPS
 
-__all__ = ["HOLD_STEPS", "check_stop_when_learned", "keep_runs"]
+__all__ = ["HOLD_STEPS", "check_give_up_after", "check_stop_when_learned", "keep_runs"]
 
 #: The hold window: a run stops once its probe (4 episodes, every 3 steps) has stayed at 90%
 #: for this many steps, 21 probes.  Against the budget-relative rule (the last eighth of the
@@ -41,6 +49,22 @@ def check_stop_when_learned(stop_when_learned, steps):
         raise ValueError(f"steps must be at least {HOLD_STEPS + PROBE_EVERY} with stop_when_learned (a run stops "
                          f"after holding its accuracy for HOLD_STEPS = {HOLD_STEPS} steps); got {steps}")
     return stop_when_learned
+
+
+def check_give_up_after(give_up_after, steps, stop_when_learned):
+    """``give_up_after`` when it is None or a step from 1 to ``steps`` and ``stop_when_learned`` is
+    True (only a run that stops once it has learned can be told from one to give up on), else a
+    TypeError or a ValueError naming it."""
+    steps = check_integer(steps, "steps", maximum=MAX_STEPS)
+    if give_up_after is None:
+        return None
+    give_up_after = check_integer(give_up_after, "give_up_after", maximum=MAX_STEPS)
+    if give_up_after > steps:
+        raise ValueError(f"give_up_after must be a step from 1 to the budget, steps = {steps}; got {give_up_after}")
+    if stop_when_learned is not True:
+        raise ValueError(f"give_up_after needs stop_when_learned=True (a run is given up on when it has not stopped, "
+                         f"having learned); got give_up_after={give_up_after} with stop_when_learned={stop_when_learned!r}")
+    return give_up_after
 
 
 def keep_runs(state, keep):

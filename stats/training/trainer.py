@@ -23,7 +23,7 @@ from .model import OWN_FORMULAS, Heads
 from .optimizers import ADAM_EPS, MAX_STEPS, OPTIMIZERS, optimizer_named
 from .scalings import scaling_named
 from .schedule import check_warmup, warmed_lr
-from .stopping import HOLD_STEPS, check_stop_when_learned, keep_runs
+from .stopping import HOLD_STEPS, check_give_up_after, check_stop_when_learned, keep_runs
 from .task import QUERY_NOISE, check_generators, check_noise, retrieval_episodes
 
 __all__ = [
@@ -72,7 +72,7 @@ OUTCOMES = (
     + tuple(f"{name}_{k}" for name in PROBE_STATISTICS for k in range(CHECKPOINTS))
     + ("unstable", "unstable_step", "onehot_before_unstable", "onehot_at_unstable", "onehot_before_majority", "onehot_final",
        "max_logit_train", "large_logit", "logit_over_gain",
-       "first_step_logit_change")
+       "first_step_logit_change", "abandoned")
 )
 
 
@@ -114,7 +114,7 @@ class Trainer:
 
     def __init__(self, rngs, *, d_k, d_model, scaling="sqrt", optimizer="adam", lr, steps, n_keys=32, noise=QUERY_NOISE,
                  formulas=None, lr_factors=None, adam_eps=None, track_logits=False, stop_when_learned=False, warmup=0,
-                 dtype="float64"):
+                 dtype="float64", give_up_after=None):
         check_generators(rngs)
         self.dtype = dtype = check_dtype(dtype)
         d_k = check_d_k(d_k)
@@ -171,15 +171,19 @@ class Trainer:
         self.diverged_at = np.full(n, steps + 1, dtype=np.int64)
         self.unstable_at = np.full(n, steps + 1, dtype=np.int64)
         self.live = np.ones(n, dtype=bool)
-        self._start_stopping(stop_when_learned, warmup)
+        self._start_stopping(stop_when_learned, warmup, give_up_after)
 
-    def _start_stopping(self, stop_when_learned, warmup):
-        """The warm-up and the early stop: each run's place in the batch it began in, and where it stopped."""
+    def _start_stopping(self, stop_when_learned, warmup, give_up_after):
+        """The warm-up, the early stop and the give-up step: each run's place in the batch it began
+        in, where it stopped and where it was abandoned."""
         self.stop_when_learned = check_stop_when_learned(stop_when_learned, self.steps)
+        self.give_up_after = check_give_up_after(give_up_after, self.steps, self.stop_when_learned)
         self.warmup = check_warmup(warmup, self.steps)
         self.rows = np.arange(self.n)
-        #: Per run of the batch as it began: the step at which it stopped (steps + 1: it did not).
+        #: Per run of the batch as it began: the step at which it stopped, having learned (steps + 1: it did not).
         self.stopped_at = np.full(self.n, self.steps + 1, dtype=np.int64)
+        #: Per run of the batch as it began: the step at which it was abandoned (steps + 1: it was not).
+        self.abandoned_at = np.full(self.n, self.steps + 1, dtype=np.int64)
         self.final = {}
 
     @property
@@ -189,8 +193,8 @@ class Trainer:
 
     @property
     def steps_run(self):
-        """Per run of the batch as it began: the steps it trained (its stop, else the budget)."""
-        return np.minimum(self.stopped_at, self.steps)
+        """Per run of the batch as it began: the steps it trained (its stop or abandonment, else the budget)."""
+        return np.minimum(np.minimum(self.stopped_at, self.abandoned_at), self.steps)
 
     def step(self, t):
         """Step ``t`` (1, 2, ...): a fresh episode, its gradient, each parameter's update, the checkpoint."""
@@ -208,13 +212,16 @@ class Trainer:
             self._probe_learning(t)
             if self.stop_when_learned:
                 self._stop(t, self.above_from <= t - HOLD_STEPS)
+            if self.give_up_after is not None and self.give_up_after + HOLD_STEPS <= t < self.steps:
+                self._stop(t, np.ones(self.n, dtype=bool), learned=False)
 
     #: The trainer's own per-run records besides ``out`` (kept for a run when it stops).
     _COUNTERS = ("first", "above_from", "probe_acc", "diverged_at", "unstable_at")
 
-    def _stop(self, t, stop):
-        """Take the runs ``stop`` out of the batch at step ``t``: their probe statistics now stand for
-        every later checkpoint, their records are kept, and every per-run array loses their rows."""
+    def _stop(self, t, stop, *, learned=True):
+        """Take the runs ``stop`` out of the batch at step ``t``, learned (stopped) or not (abandoned):
+        their probe statistics now stand for every later checkpoint, their records are kept, and every
+        per-run array loses their rows."""
         if not stop.any():
             return
         out = self.out
@@ -226,7 +233,7 @@ class Trainer:
         if later:
             for name in ("max_logit", "q_square", "k_square", "onehot"):
                 out[f"{name}_final"] = np.where(stop, now[name], out[f"{name}_final"])
-        self.stopped_at[self.rows[stop]] = t
+        (self.stopped_at if learned else self.abandoned_at)[self.rows[stop]] = t
         self._keep_records(stop)
         keep = ~stop
         heads = self.heads
@@ -349,6 +356,7 @@ class Trainer:
             divergence_step=final["trainer.diverged_at"].astype(np.float64),
             unstable=(final["trainer.unstable_at"] <= steps).astype(np.float64),
             unstable_step=final["trainer.unstable_at"].astype(np.float64),
+            abandoned=(self.abandoned_at <= steps).astype(np.float64),
         )
         out["large_logit"] = (out["max_logit_train"] > LARGE_LOGIT).astype(np.float64)
         out["onehot_before_majority"] = (out["onehot_before_unstable"] > 0.5).astype(np.float64)
@@ -357,7 +365,7 @@ class Trainer:
 
 def train_heads(rngs, *, d_k, d_model, scaling="sqrt", optimizer="adam", lr, steps, n_keys=32, noise=QUERY_NOISE,
                 formulas=None, lr_factors=None, adam_eps=None, track_logits=False, stop_when_learned=False, warmup=0,
-                dtype="float64"):
+                dtype="float64", give_up_after=None):
     r"""Train ``len(rngs)`` heads on the retrieval task, one run per generator (:mod:`stats.training`).
 
     ``scaling`` is a name in :data:`~stats.training.scalings.SCALINGS`, ``optimizer`` one in
@@ -382,9 +390,14 @@ def train_heads(rngs, *, d_k, d_model, scaling="sqrt", optimizer="adam", lr, ste
     after its stop are its values at the stop, and its other records stop there too (an
     unstable or diverged run after the stop cannot happen).  A run that never stops is not
     learned and is censored at ``steps + 1``, however it ends.  Each run keeps its own stream,
-    so its outcomes are the same whatever it is batched with.
+    so its outcomes are the same whatever it is batched with.  ``give_up_after`` (None, or a step
+    c; needs ``stop_when_learned``) abandons every run still training at the first probed step at
+    or after ``c + HOLD_STEPS`` (before the budget): its ``steps_to_accuracy`` would have exceeded
+    c (:mod:`~stats.training.stopping`), and it is recorded as not learned (censored at
+    ``steps + 1``), ``abandoned`` 1, its statistics kept at the step it was abandoned as a stopped
+    run's are; a run that stops before that has the outcomes it has without the give-up step.
 
-    step).  ``dtype`` (``"float32"`` or ``"float64"``) is the precision the run trains in:
+    ``dtype`` (``"float32"`` or ``"float64"``) is the precision the run trains in:
     its parameters, episodes, forward and backward pass and optimiser state
     (:mod:`~stats.training.model`: the same draws, rounded); ``gradient_error`` is checked
     in float64 on a float64 copy of the step-0 parameters; the probe's statistics are float64
@@ -420,6 +433,7 @@ def train_heads(rngs, *, d_k, d_model, scaling="sqrt", optimizer="adam", lr, ste
       episode, and ``large_logit`` 1 when it exceeded :data:`LARGE_LOGIT`; ``logit_over_gain``: under QK-norm, the largest of |logit| / |gain| over every
       step, within :data:`LOGIT_TOLERANCE` (an identity, <= 1; 0 otherwise);
       ``first_step_logit_change``: the RMS change of the probe's logits made by step 1;
+      ``abandoned``: 1 for a run given up on (``give_up_after``), else 0;
     * each optimiser's identity (:attr:`~stats.training.optimizers.Optimizer.identity`, 0
       under the others): ``adam_first_step``, the largest entry of
       :math:`|\Delta_1 + \eta\,g/(|g| + \varepsilon)|` in units of 64 roundings of
@@ -439,7 +453,8 @@ def train_heads(rngs, *, d_k, d_model, scaling="sqrt", optimizer="adam", lr, ste
     """
     trainer = Trainer(rngs, d_k=d_k, d_model=d_model, scaling=scaling, optimizer=optimizer, lr=lr, steps=steps,
                       n_keys=n_keys, noise=noise, formulas=formulas, lr_factors=lr_factors, adam_eps=adam_eps,
-                      track_logits=track_logits, stop_when_learned=stop_when_learned, warmup=warmup, dtype=dtype)
+                      track_logits=track_logits, stop_when_learned=stop_when_learned, warmup=warmup, dtype=dtype,
+                      give_up_after=give_up_after)
     for t in range(1, trainer.steps + 1):
         if not trainer.running:
             break
