@@ -139,6 +139,9 @@ def test_the_widths_study_reads_every_search_of_the_profile_with_its_errors(quic
     chosen = curves[curves.chosen].groupby(["d_k", "d_model", "optimizer", "warmup", "head"]).lr.first()
     assert len(chosen) == len(cells)
     assert (curves.steps_mean <= profile.budget + 1).all() and (curves.steps_se >= 0).all()
+    # a rate the search gave up on is never the one chosen, and says after which step it gave up
+    assert (curves[curves.chosen].abandoned == 0).all() and curves.abandoned.between(0, curves.runs).all()
+    assert curves[curves.abandoned > 0].give_up_after.between(1, profile.budget).all()
     for value, error in (("logit_mean", "logit_se"), ("cosine_mean", "cosine_se")):
         assert windows[value].notna().all() and windows[error].ge(0).all(), value
     assert windows.cosine_mean.between(-1, 1).all()
