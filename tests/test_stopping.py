@@ -78,21 +78,12 @@ def test_a_stopped_run_is_learned_from_its_stretch_and_keeps_its_statistics_at_t
             assert out[name][i] == at_stop[name][0], (i, name)
 
 
-def test_the_stop_rule_follows_a_scripted_probe(monkeypatch):
-    """Scripted probe accuracies: a run stops at the first probe HOLD_STEPS after its stretch began;
-    a stretch that breaks before that does not stop it; one that begins too late is censored."""
+def _scripted_run(monkeypatch, script, steps, **options):
+    """Four runs (d_k = 4, SGD) whose held-out probe reads ``script[i](t)`` at step t for run i,
+    trained to ``steps`` with ``stop_when_learned`` and ``options``: the trainer and its outcomes."""
     import stats.training.trainer as trainer
 
-    steps, every = 120, trainer.PROBE_EVERY
-    script = [
-        lambda t: 0.95 if t >= 6 else 0.5,  # learns at 6, stops at 36
-        lambda t: 0.95 if 6 <= t < 30 or t >= 45 else 0.5,  # breaks at 30 (before the hold), learns from 45
-        lambda t: 0.95 if t >= 100 else 0.5,  # too late to hold 30 steps
-        lambda t: 0.89,
-    ]
-    runs = rngs(4)
-    ident = {}
-    now = [0]
+    now, ident = [0], {}
     real_step = trainer.Trainer.step
 
     def step(self, t):
@@ -106,12 +97,28 @@ def test_the_stop_rule_follows_a_scripted_probe(monkeypatch):
 
     monkeypatch.setattr(trainer.Trainer, "step", step)
     monkeypatch.setattr(trainer, "probe_accuracy", accuracy)
-    t = Trainer(runs, d_k=4, d_model=4, scaling="sqrt", optimizer="sgd", lr=0.1, steps=steps, stop_when_learned=True)
+    t = Trainer(rngs(len(script)), d_k=4, d_model=4, scaling="sqrt", optimizer="sgd", lr=0.1, steps=steps,
+                stop_when_learned=True, **options)
     for s in range(1, steps + 1):
         if not t.running:
             break
         t.step(s)
-    out = t.outcomes()
+    return t, t.outcomes()
+
+
+def test_the_stop_rule_follows_a_scripted_probe(monkeypatch):
+    """Scripted probe accuracies: a run stops at the first probe HOLD_STEPS after its stretch began;
+    a stretch that breaks before that does not stop it; one that begins too late is censored."""
+    from stats.training.diagnostics import PROBE_EVERY as every
+
+    steps = 120
+    script = [
+        lambda t: 0.95 if t >= 6 else 0.5,  # learns at 6, stops at 36
+        lambda t: 0.95 if 6 <= t < 30 or t >= 45 else 0.5,  # breaks at 30 (before the hold), learns from 45
+        lambda t: 0.95 if t >= 100 else 0.5,  # too late to hold 30 steps
+        lambda t: 0.89,
+    ]
+    t, out = _scripted_run(monkeypatch, script, steps)
     assert HOLD_STEPS % every == 0 and 6 % every == 0 and 45 % every == 0
     assert t.stopped_at.tolist() == [6 + HOLD_STEPS, 45 + HOLD_STEPS, steps + 1, steps + 1]
     assert out["learned"].tolist() == [1, 1, 0, 0]
@@ -152,32 +159,10 @@ def test_giving_up_abandons_only_runs_that_would_have_learned_after_its_step(giv
 def test_the_give_up_rule_follows_a_scripted_probe(monkeypatch):
     """A stretch that begins at the give-up step itself stops its run (learned) at the probe where
     the others are abandoned; one that begins a probe later is abandoned there."""
-    import stats.training.trainer as trainer
-
     steps, cap = 120, 15
     script = [lambda t: 0.95 if t >= 6 else 0.5, lambda t: 0.95 if t >= cap else 0.5,
               lambda t: 0.95 if t >= cap + 3 else 0.5, lambda t: 0.5]
-    now, ident = [0], {}
-    real_step = trainer.Trainer.step
-
-    def step(self, t):
-        now[0] = t
-        return real_step(self, t)
-
-    def accuracy(heads, episodes):
-        if not ident:
-            ident.update({w: i for i, w in enumerate(heads.WV[:, 0, 0])})
-        return np.array([script[ident[w]](now[0]) for w in heads.WV[:, 0, 0]])
-
-    monkeypatch.setattr(trainer.Trainer, "step", step)
-    monkeypatch.setattr(trainer, "probe_accuracy", accuracy)
-    t = Trainer(rngs(4), d_k=4, d_model=4, scaling="sqrt", optimizer="sgd", lr=0.1, steps=steps, stop_when_learned=True,
-                give_up_after=cap)
-    for s in range(1, steps + 1):
-        if not t.running:
-            break
-        t.step(s)
-    out = t.outcomes()
+    t, out = _scripted_run(monkeypatch, script, steps, give_up_after=cap)
     assert t.stopped_at.tolist() == [6 + HOLD_STEPS, cap + HOLD_STEPS, steps + 1, steps + 1]
     assert t.abandoned_at.tolist() == [steps + 1, steps + 1, cap + HOLD_STEPS, cap + HOLD_STEPS]
     assert out["learned"].tolist() == [1, 1, 0, 0] and out["abandoned"].tolist() == [0, 0, 1, 1]
