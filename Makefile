@@ -47,7 +47,7 @@ ifeq ($(filter test test-all bench clean torch browser venv calibrate,$(MAKECMDG
 $(shell mkdir -p $(OUT) && (test "$$(cat $(OUT)/.config 2>/dev/null)" = "$(CONFIG)" || echo "$(CONFIG)" > $(OUT)/.config))
 endif
 
-.PHONY: all reports test test-all bench verify mutants analyses calibrate torch browser venv clean
+.PHONY: all reports test test-all test-slow bench verify mutants analyses calibrate torch browser venv clean
 # Stamps that pattern rules make must survive the run (make would delete them as intermediates).
 .SECONDARY: $(STUDIES:%=$(OUT)/figures/%.rendered) $(STUDIES:%=$(OUT)/data/%/manifest.json)
 
@@ -182,6 +182,12 @@ test: $(STAMP)
 
 test-all: $(STAMP)
 	$(BIN)/python -m pytest -m "slow or not slow"
+
+# What `make test` leaves out where PyTorch is missing: the slow tier and the fast tier's PyTorch
+# tests (marked `torch`).  After `make test` without PyTorch, `make torch` then this one
+# completes `make test-all` without running the fast tier twice (CI's second lane).
+test-slow: $(STAMP)
+	$(BIN)/python -m pytest -m "slow or torch"
 
 # Writes $(OUT)/bench.csv and $(OUT)/bench.md (the same rows as a table, with the machine: the README links it).
 # BASELINE=<commit> times that commit's cold build and draft beside this one's (default: f53e8c4, the build

@@ -26,6 +26,7 @@ def test_bfloat16_threshold_is_the_first_value_whose_exp_overflows():
     assert float(x) == 89.0 and float(format_max("bfloat16")) == pytest.approx(3.3895e38, rel=1e-4)
 
 
+@pytest.mark.torch
 def test_bfloat16_threshold_agrees_with_torch():
     torch = pytest.importorskip("torch", reason="PyTorch not installed: `make torch` adds the CPU build")
     x = torch.tensor(float(exp_overflow_threshold("bfloat16")), dtype=torch.bfloat16)

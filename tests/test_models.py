@@ -110,6 +110,7 @@ def test_t5_folding_identities(optimizer):
     assert res.summary("query_ratio").mean == pytest.approx(t5_step_ratio(optimizer, "query", 64), rel=1e-9)
 
 
+@pytest.mark.torch
 def test_t5_adam_step_matches_torch():
     torch = pytest.importorskip("torch", reason="PyTorch not installed: `make torch` adds the CPU build")
     rng = np.random.default_rng(1)
@@ -165,6 +166,7 @@ def test_dropout_keeps_expectations_and_values():
         DropoutSim(p=-0.1)
 
 
+@pytest.mark.torch
 def test_torch_dropout_backend_is_unbiased_and_reproducible():
     pytest.importorskip("torch", reason="PyTorch not installed: `make torch` adds the CPU build")
     a = run_simulation(DropoutSim(0.1, 32, "torch"), 50_000, seed=9)

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.torch
 torch = pytest.importorskip("torch", reason="PyTorch not installed: `make torch` adds the CPU build")
 F = torch.nn.functional
 

@@ -14,9 +14,10 @@ import stats
 from stats import FORMULAS, DropoutSim, SDPADispatchSim, SDPALargeScoreSim, TorchSDPASim, run_simulation, sdpa_cpu_backend
 from stats.models import torch_sdpa
 
-needs_torch = pytest.mark.skipif(
-    not __import__("importlib").util.find_spec("torch"), reason="PyTorch not installed: `make torch` adds the CPU build"
-)
+def needs_torch(test):
+    """Marked `torch` (CI's second lane runs it) and skipped, saying so, without PyTorch."""
+    missing = not __import__("importlib").util.find_spec("torch")
+    return pytest.mark.torch(pytest.mark.skipif(missing, reason="PyTorch not installed: `make torch` adds the CPU build")(test))
 
 
 @pytest.mark.parametrize(

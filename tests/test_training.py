@@ -127,6 +127,7 @@ def test_checkpoints_cover_the_budget():
     assert np.array_equal(r["loss_0"], r["loss_4"]) and not np.array_equal(r["loss_0"], r["loss_5"])
 
 
+@pytest.mark.torch
 def test_the_hand_derived_training_gradient_matches_autograd():
     torch = pytest.importorskip("torch")
     for scaling in ("sqrt", "none", "qknorm", "t5", "additive"):
@@ -153,6 +154,7 @@ def test_the_hand_derived_training_gradient_matches_autograd():
             np.testing.assert_allclose(grads[k], t[k].grad.numpy(), rtol=1e-9, atol=1e-14, err_msg=f"{scaling} {k}")
 
 
+@pytest.mark.torch
 def test_adam_matches_torch_for_several_steps():
     torch = pytest.importorskip("torch")
     rng = np.random.default_rng(0)

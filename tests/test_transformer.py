@@ -23,9 +23,10 @@ from stats.training.transformer import (
     layer_norm_backward,
 )
 
-needs_torch = pytest.mark.skipif(
-    not __import__("importlib").util.find_spec("torch"), reason="PyTorch not installed: `make torch` adds the CPU build"
-)
+def needs_torch(test):
+    """Marked `torch` (CI's second lane runs it) and skipped, saying so, without PyTorch."""
+    missing = not __import__("importlib").util.find_spec("torch")
+    return pytest.mark.torch(pytest.mark.skipif(missing, reason="PyTorch not installed: `make torch` adds the CPU build")(test))
 
 #: Small enough that finite differences over every parameter take a fraction of a second.
 TINY = dict(vocab=7, n_ctx=5, d_model=8, n_heads=2, n_layers=2, dtype="float64")
