@@ -43,7 +43,7 @@ CONFIG := seed=$(SEED) quick=$(if $(QUICK),1,0) evidence=$(EVIDENCE)
 
 # reports/.config holds the knobs; it is rewritten only when they change, so its time
 # stamp says when they last changed and every output depends on it.
-ifeq ($(filter test test-all bench clean torch browser venv calibrate,$(MAKECMDGOALS)),)
+ifeq ($(filter test test-all test-slow bench clean torch browser venv calibrate,$(MAKECMDGOALS)),)
 $(shell mkdir -p $(OUT) && (test "$$(cat $(OUT)/.config 2>/dev/null)" = "$(CONFIG)" || echo "$(CONFIG)" > $(OUT)/.config))
 endif
 
@@ -79,7 +79,7 @@ browser:
 $(OUT)/.deps/studies.d: $(wildcard analyses/*.py) $(wildcard stats/*/*.py stats/*.py)
 	@$(PYTHON) analyses/deps.py --out $(OUT)
 
-ifeq ($(filter test test-all bench clean torch browser venv calibrate,$(MAKECMDGOALS)),)
+ifeq ($(filter test test-all test-slow bench clean torch browser venv calibrate,$(MAKECMDGOALS)),)
 -include $(OUT)/.deps/studies.d
 endif
 
