@@ -6,6 +6,7 @@ that uses :func:`quick_report` (a ``make reports QUICK=1`` build) is slow by con
 it is marked here, so no fast test can start a build by asking for the fixture.
 """
 
+import importlib.util
 import os
 import subprocess
 from pathlib import Path
@@ -23,10 +24,17 @@ settings.load_profile("suite")
 SLOW_FIXTURES = {"quick_report"}
 
 
+#: Why a test marked ``torch`` is skipped where PyTorch is missing.
+TORCH_MISSING = "PyTorch not installed: `make torch` adds the CPU build"
+
+
 def pytest_collection_modifyitems(config, items):
+    torch_missing = importlib.util.find_spec("torch") is None
     for item in items:
         if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
+        if torch_missing and item.get_closest_marker("torch") is not None:
+            item.add_marker(pytest.mark.skip(reason=TORCH_MISSING))
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -49,12 +57,19 @@ def rng():
     return np.random.default_rng(np.random.SeedSequence(20261201))
 
 
-def make(*args, out, env=None):
-    """``make ... OUT=out QUICK=1`` in the repository, as a user runs it (no inherited make flags)."""
+def make_command(*args, out, env=None):
+    """The command line and environment of ``make ... OUT=out QUICK=1`` as a user runs it in the
+    repository: ``env`` added to this process's, without the make flags a test may inherit."""
     e = dict(os.environ, **(env or {}))
     e.pop("MAKEFLAGS", None)
     e.pop("MFLAGS", None)
-    return subprocess.run(["make", "--no-print-directory", *args, f"OUT={out}", "QUICK=1"], cwd=ROOT, capture_output=True, text=True, env=e)
+    return ["make", "--no-print-directory", *args, f"OUT={out}", "QUICK=1"], e
+
+
+def make(*args, out, env=None):
+    """Run ``make ... OUT=out QUICK=1`` (:func:`make_command`) to the end; its completed process."""
+    argv, e = make_command(*args, out=out, env=env)
+    return subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, env=e)
 
 
 @pytest.fixture(scope="session")

@@ -175,11 +175,16 @@ def test_the_proportion_example_is_exact_at_its_level():
 # ------------------------------------------------------------------ the family does not depend on what is installed
 
 
-@pytest.fixture(scope="module")
-def small_run():
-    """The whole registry at 0.02 of its sizes, seed 5, drawn once for the module's two slow tests."""
+def _small_registry_run():
+    """The whole registry at 0.02 of its sizes, seed 5: its plan and its draws."""
     the_plan = plan(REGISTRY, seed=5, n_factor=0.02, workers=WORKERS)
     return the_plan, simulate(the_plan, seed=5, workers=WORKERS)
+
+
+@pytest.fixture(scope="module")
+def small_run():
+    """:func:`_small_registry_run`, drawn once for the module's two slow tests."""
+    return _small_registry_run()
 
 
 @pytest.fixture(scope="module")
@@ -189,8 +194,8 @@ def with_and_without_torch(small_run):
     the_plan, results = small_run
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(checks_base, "requirement_met", lambda name: False)
-        hidden_plan = plan(REGISTRY, seed=5, n_factor=0.02, workers=WORKERS)
-        hidden = hidden_plan, evaluate(hidden_plan, simulate(hidden_plan, seed=5, workers=WORKERS))
+        hidden_plan, hidden_results = _small_registry_run()
+        hidden = hidden_plan, evaluate(hidden_plan, hidden_results)
     return (the_plan, evaluate(the_plan, results)), hidden
 
 

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import make
+from conftest import make, make_command
 
 from analyses import ANALYSES, all_figures
 from stats.claims.sentences import NOT_SETTLED
@@ -292,15 +292,11 @@ def test_a_serial_build_killed_again_and_again_gives_the_parallel_builds_bytes(b
     import time
 
     out = tmp_path / "serial-killed"
-    e = dict(os.environ, WORKERS="2")
-    e.pop("MAKEFLAGS", None)
-    e.pop("MFLAGS", None)
+    argv, e = make_command("-j1", "reports", out=out, env={"WORKERS": "2"})
     finished_early = []
     for k in (2, 7, 16):
-        proc = subprocess.Popen(
-            ["make", "--no-print-directory", "-j1", "reports", f"OUT={out}", "QUICK=1"], cwd=ROOT, env=e,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-        )
+        proc = subprocess.Popen(argv, cwd=ROOT, env=e, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                start_new_session=True)
         time.sleep(k)
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)

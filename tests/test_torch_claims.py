@@ -14,11 +14,6 @@ import stats
 from stats import FORMULAS, DropoutSim, SDPADispatchSim, SDPALargeScoreSim, TorchSDPASim, run_simulation, sdpa_cpu_backend
 from stats.models import torch_sdpa
 
-def needs_torch(test):
-    """Marked `torch` (CI's second lane runs it) and skipped, saying so, without PyTorch."""
-    missing = not __import__("importlib").util.find_spec("torch")
-    return pytest.mark.torch(pytest.mark.skipif(missing, reason="PyTorch not installed: `make torch` adds the CPU build")(test))
-
 
 @pytest.mark.parametrize(
     "kwargs, name",
@@ -63,7 +58,7 @@ def test_the_pytorch_models_refuse_bad_parameters(cls, kwargs, name):
 # ------------------------------------------------------------------ with PyTorch
 
 
-@needs_torch
+@pytest.mark.torch
 def test_the_dispatch_table_chooses_and_runs_flash_only_for_4d_equal_widths_without_dropout():
     table = stats.sdpa_cpu_dispatch_table()
     assert len(table) == 4 * 4 * 2 * 3 * 2
@@ -73,7 +68,7 @@ def test_the_dispatch_table_chooses_and_runs_flash_only_for_4d_equal_widths_with
     assert (table.loc[~flash, "chosen"] == "MATH").all()
 
 
-@needs_torch
+@pytest.mark.torch
 def test_the_kernel_that_ran_is_read_off_the_autograd_node():
     import torch
 
@@ -84,14 +79,14 @@ def test_the_kernel_that_ran_is_read_off_the_autograd_node():
     assert torch_sdpa._kernel_that_ran(torch.nn.functional.scaled_dot_product_attention(q, q, v)) == "MATH"
 
 
-@needs_torch
+@pytest.mark.torch
 def test_a_dispatch_row_violates_when_another_kernel_is_expected():
     good = run_simulation(SDPADispatchSim("float32", "none"), 2, seed=1).summary("dispatch")
     bad = run_simulation(SDPADispatchSim("float32", "none", expect="MATH"), 2, seed=1).summary("dispatch")
     assert good.n_above_one == 0 and bad.n_above_one == 2
 
 
-@needs_torch
+@pytest.mark.torch
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize("mask", ["none", "bool", "additive", "causal"])
 def test_sdpa_autograd_and_the_fused_kernel_agree_with_the_suite_well_inside_the_bound(dtype, mask):
@@ -105,7 +100,7 @@ def _forward_without_scale(Q, K, V, mask=None):
     return stats.scaled_dot_product_attention(Q * math.sqrt(Q.shape[-1]), K, V, mask)
 
 
-@needs_torch
+@pytest.mark.torch
 def test_a_forward_pass_without_its_scale_violates_the_sdpa_identity(monkeypatch):
     """Break the reference the SDPA check compares with (scores not divided by sqrt(d_k)) and
     watch every row violate."""
@@ -114,7 +109,7 @@ def test_a_forward_pass_without_its_scale_violates_the_sdpa_identity(monkeypatch
     assert s.n_above_one == 16 and s.maximum > 100
 
 
-@needs_torch
+@pytest.mark.torch
 @pytest.mark.parametrize("mutant", ["ds-without-d-term", "dk-as-c-ds-q"])
 def test_the_backward_mutants_violate_the_autograd_identity(mutant):
     from stats.claims.mutants import MUTANTS
@@ -125,7 +120,7 @@ def test_the_backward_mutants_violate_the_autograd_identity(mutant):
     assert s.n_above_one == 16 and s.maximum > 1e6
 
 
-@needs_torch
+@pytest.mark.torch
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
 def test_sdpa_stays_finite_and_exact_where_the_naive_softmax_overflows(dtype):
     r = run_simulation(SDPALargeScoreSim(dtype), 2048, seed=4)
@@ -133,7 +128,7 @@ def test_sdpa_stays_finite_and_exact_where_the_naive_softmax_overflows(dtype):
         assert r.summary(stat).n_above_one == 0 and r.summary(stat).n_nonfinite == 0
 
 
-@needs_torch
+@pytest.mark.torch
 def test_a_softmax_summed_in_bfloat16_misses_the_float32_bound(monkeypatch):
     """Plant a kernel that subtracts the maximum (so it never overflows) but exponentiates and sums
     in bfloat16: its weights are finite and sum to about 1, yet the check refuses them on about 1% of
@@ -151,7 +146,7 @@ def test_a_softmax_summed_in_bfloat16_misses_the_float32_bound(monkeypatch):
     assert r.summary("fused").n_above_one >= 5
 
 
-@needs_torch
+@pytest.mark.torch
 def test_sdpa_dropout_drops_the_stated_share_and_keeps_each_weight_unbiased():
     """SDPA's own dropout_p at p = 0.3 (V = I): the share dropped, one weight's ratio, and the
     values, at 4096 rows -- each within 5 standard errors (a false-fail rate below 1e-6)."""
@@ -163,7 +158,7 @@ def test_sdpa_dropout_drops_the_stated_share_and_keeps_each_weight_unbiased():
     assert r.summary("values").n_above_one == 0
 
 
-@needs_torch
+@pytest.mark.torch
 def test_sdpa_dropout_with_the_wrong_rate_is_caught_by_the_claim():
     """The claim tests p = 0.1; a dropout at 0.12 (drawn by SDPA at a rate the text does not state)
     is rejected by its share check at the claim's own design."""
@@ -180,7 +175,7 @@ def test_sdpa_dropout_with_the_wrong_rate_is_caught_by_the_claim():
     assert table["verdict"].iloc[0] == "REJECTED", table[["estimate", "p_value", "verdict"]]
 
 
-@needs_torch
+@pytest.mark.torch
 def test_the_pytorch_claims_hold():
     from stats.claims import verify_claims
 

@@ -23,11 +23,6 @@ from stats.training.transformer import (
     layer_norm_backward,
 )
 
-def needs_torch(test):
-    """Marked `torch` (CI's second lane runs it) and skipped, saying so, without PyTorch."""
-    missing = not __import__("importlib").util.find_spec("torch")
-    return pytest.mark.torch(pytest.mark.skipif(missing, reason="PyTorch not installed: `make torch` adds the CPU build")(test))
-
 #: Small enough that finite differences over every parameter take a fraction of a second.
 TINY = dict(vocab=7, n_ctx=5, d_model=8, n_heads=2, n_layers=2, dtype="float64")
 
@@ -245,7 +240,7 @@ def _torch_loss(model, tokens):
     return float(loss.detach()), {k: p.grad.numpy() for k, p in P.items()}
 
 
-@needs_torch
+@pytest.mark.torch
 @pytest.mark.parametrize("mlp", [True, False])
 @pytest.mark.parametrize("scaling", TRANSFORMER_SCALINGS)
 def test_every_gradient_matches_pytorch_autograd(scaling, mlp):
