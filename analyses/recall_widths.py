@@ -10,7 +10,7 @@ additive attention, the alternative Vaswani et al. say beat unscaled dot product
 (citing Britz et al. 2017), where a run of it is affordable (its (T, T, d_k) tanh makes a step about
 seven times a dot product's at d_k = 64).  Each cell is a few seeds, so its numbers are directions: the share that
 solves the task within the budget, the held-out accuracy at the end, the step it was solved at
-(the budget when it was not), and the largest attention logit at step 0 and at the end, each a mean
+(one past the budget when it was not), and the largest attention logit at step 0 and at the end, each a mean
 over seeds with its MCSE.
 
 The study runs under ``EVIDENCE=full`` (its cost: docs/performance.md); ``python -m analyses
@@ -43,7 +43,7 @@ FIGURES = {
         width="full",
         caption=f"Zoology's multi-query associative recall at growing width ({_SETUP}). Left: held-out accuracy at the "
         "end of each run (points: seeds; line: their mean), chance 2/vocabulary; a run solves the task at 0.99 "
-        "and stops there. Middle: the step it was solved at (the budget when it was not). Right: the largest "
+        "and stops there. Middle: the step it was solved at (one past the budget when it was not). Right: the largest "
         "attention logit at step 0 (open) and at the end (filled). Scaled and unscaled dot products and the folded "
         "control (no division, W_Q's initialisation divided by sqrt(d_k)) at every width; additive attention where a "
         f"run is affordable. {RECALL_STUDY_RUNS} seeds a cell, so the bars (2 MCSE) are a rough guide: directions, not "

@@ -30,7 +30,12 @@ def _cmd_verify_on(args, parser, scheduler):
         from .lr_search import profile_searches
         from .settings.decisive import decisive_profile
 
-        profile_searches(decisive_profile(), scheduler=scheduler)
+        profile = decisive_profile()
+        profile_searches(profile, scheduler=scheduler)
+        if profile.name == "full":
+            from .claims.statements.model import recall_searches
+
+            recall_searches(scheduler=scheduler)
     from .claims.registry import REGISTRY
     from .claims import plan, select_claims
 

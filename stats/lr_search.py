@@ -36,6 +36,13 @@ what the rates that cannot be chosen cost, and their rows (the point says how ma
 on, and after which step).  The coarse stage never gives up: its final losses make the LR window
 and sensitivity (:func:`stats.inference.lr_window.lr_window`).
 
+**What is trained** (``task``): ``"head"``, the single head of the training claims
+(:class:`~stats.training.simulations.TrainingSim`; a run learns at sustained 90% probe accuracy), or
+``"recall"``, the small transformer on Zoology's multi-query associative recall
+(:class:`~stats.training.transformer_simulations.RecallSim`, one head a layer unless ``options`` say
+otherwise, so ``d_k = d_model / n_heads``; Adam only; a run learns when it solves the task, read at its
+checkpoints, and its loss is the held-out loss).  The rule, the stages and giving up are the same.
+
 **Seeds**: stage ``i`` (0 coarse, 1 refine, 2 confirm) draws on the ``i``-th child of ``seed``
 (:class:`numpy.random.SeedSequence` spawn keys), so more runs in one stage change no other stage's
 draws; inside a stage every rate draws on the cell's one stream (common random numbers: the
@@ -66,9 +73,11 @@ from .settings.decisive import SEARCH_START
 from .training.diagnostics import CHECKPOINTS
 from .training.stopping import HOLD_STEPS
 from .training.simulations import TrainingSim
+from .training.transformer_simulations import RecallSim
 from .tuning import cache_dir, source_digest
 
-__all__ = ["RatePoint", "RateSearch", "SearchStage", "cached_rate_search", "lattice_rate", "profile_search", "profile_searches", "search_rate"]
+__all__ = ["RatePoint", "RateSearch", "SearchStage", "cached_rate_search", "draw_searches", "lattice_rate", "profile_search",
+           "profile_searches", "search_rate"]
 
 STAGES = ("coarse", "refine", "confirm")
 #: The cell's own fields: the search sets them, ``options`` may not.
@@ -153,7 +162,8 @@ class SearchStage:
 class RateSearch:
     """A search's record: the cell (its options included), seed, stages run (coarse only when its
     best was a bound), the chosen rate, and whether it is interior; ``bound`` is +1 (the best rate
-    is at least ``rate``) or -1 (at most) when it is not, else 0."""
+    is at least ``rate``) or -1 (at most) when it is not, else 0; ``task`` what was trained
+    (module docstring)."""
 
     cell: tuple
     seed: int
@@ -161,6 +171,7 @@ class RateSearch:
     rate: float
     interior: bool
     bound: int
+    task: str = "head"
 
     def stage(self, name):
         """The stage called ``name`` (coarse, refine or confirm)."""
@@ -179,34 +190,93 @@ class RateSearch:
                                                                         "frozen_rows": tuple(map(tuple, p["frozen_rows"]))})
                                                              for p in s["points"])}) for s in data["stages"])
         cell = (*data["cell"][:4], tuple(tuple(o) for o in data["cell"][4]))
-        return cls(cell, data["seed"], stages, data["rate"], data["interior"], data["bound"])
+        return cls(cell, data["seed"], stages, data["rate"], data["interior"], data["bound"], data.get("task", "head"))
 
 
-def _check_options(options):
-    """``options`` as a sorted tuple of (field, value): TrainingSim fields other than the cell's."""
+_LOSS_FINAL, _LOSS_INITIAL = f"loss_{CHECKPOINTS - 1}", "loss_0"
+_FROZEN = tuple(f"frozen_{k}" for k in range(CHECKPOINTS))
+_LOGIT_FINAL, _COSINE_FINAL = f"target_logit_{CHECKPOINTS - 1}", f"cosine_{CHECKPOINTS - 1}"
+
+
+class _HeadRuns:
+    """What a search of the single head trains (:class:`~stats.training.simulations.TrainingSim`): a
+    run has learned ``HOLD_STEPS`` after its ``steps_to_accuracy`` (its accuracy must hold that long)."""
+
+    sim_class, lag, stream_name = TrainingSim, HOLD_STEPS, "lr-search"
+    steps_row, loss_final, loss_initial, logit_final = "steps_to_accuracy", _LOSS_FINAL, _LOSS_INITIAL, _LOGIT_FINAL
+    frozen, cosine_final = _FROZEN, _COSINE_FINAL
+
+    def defaults(self):
+        return {"steps": _training.STEPS, "n_keys": _training.N_KEYS}
+
+    def sim(self, cell, lr, give_up_after):
+        d_k, d_model, scaling, optimizer, options = cell
+        return TrainingSim(d_k=d_k, d_model=d_model, scaling=scaling, optimizer=optimizer, lr=lr, **dict(options),
+                           give_up_after=give_up_after)
+
+    def stops(self, sim):
+        return sim.stop_when_learned
+
+
+class _RecallRuns:
+    """What a search of the transformer on MQAR trains (:class:`~stats.training.transformer_simulations.RecallSim`):
+    a run stops once it has solved the task, read at its checkpoints (no lag), under Adam only."""
+
+    sim_class, lag, stream_name = RecallSim, 0, "lr-search-recall"
+    steps_row, loss_final, loss_initial, logit_final = "steps_to_solve", "loss_end", "loss_0", "max_logit_end"
+    frozen, cosine_final = (), None
+
+    def defaults(self):
+        return {}
+
+    def sim(self, cell, lr, give_up_after):
+        d_k, d_model, scaling, optimizer, options = cell
+        if optimizer != "adam":
+            raise ValueError(f"optimizer must be 'adam' for task 'recall' (RecallSim trains with Adam); got {optimizer!r}")
+        sim = RecallSim(d_model=d_model, scaling=scaling, lr=lr, **dict(options), give_up_after=give_up_after)
+        if d_k * sim.n_heads != d_model:
+            raise ValueError(f"d_k must be d_model / n_heads = {d_model} / {sim.n_heads} for task 'recall'; got {d_k}")
+        return sim
+
+    def stops(self, sim):
+        return True
+
+
+#: What a search can train, by its ``task`` name (module docstring).
+_TASKS = {"head": _HeadRuns(), "recall": _RecallRuns()}
+
+
+def _runs_of(task):
+    if not isinstance(task, str) or task not in _TASKS:
+        raise ValueError(f"task must be one of {', '.join(map(repr, _TASKS))}; got {task!r}")
+    return _TASKS[task]
+
+
+def _check_options(options, task="head"):
+    """``options`` as a sorted tuple of (field, value): fields of ``task``'s simulation other than the cell's."""
+    runs = _runs_of(task)
+    kind = runs.sim_class.__name__
     if options is None:
         options = {}
     if not isinstance(options, Mapping):
-        raise TypeError(f"options must be a mapping of TrainingSim fields; got {type(options).__name__}")
-    allowed = {f.name for f in fields(TrainingSim)} - set(_CELL_FIELDS)
+        raise TypeError(f"options must be a mapping of {kind} fields; got {type(options).__name__}")
+    allowed = {f.name for f in fields(runs.sim_class)} - set(_CELL_FIELDS) - {"give_up_after"}
     for name in options:
         if name not in allowed:
-            raise ValueError(f"options may hold TrainingSim fields other than the cell's ({', '.join(sorted(allowed))}); "
+            raise ValueError(f"options may hold {kind} fields other than the cell's ({', '.join(sorted(allowed))}); "
                              f"got {name!r}")
-    merged = {"steps": _training.STEPS, "n_keys": _training.N_KEYS, **options}
+    merged = {**runs.defaults(), **options}
     return tuple(sorted(merged.items()))
 
 
-def _sim(cell, lr, give_up_after=None):
-    d_k, d_model, scaling, optimizer, options = cell
-    return TrainingSim(d_k=d_k, d_model=d_model, scaling=scaling, optimizer=optimizer, lr=lr, **dict(options),
-                       give_up_after=give_up_after)
+def _sim(cell, lr, give_up_after=None, task="head"):
+    return _runs_of(task).sim(cell, lr, give_up_after)
 
 
-def _stream(cell):
+def _stream(cell, task="head"):
     """The cell's stream in a stage: every rate, every option, but not the rate (common random numbers)."""
     d_k, d_model, scaling, optimizer, options = cell
-    return stream_key("lr-search", d_k=d_k, d_model=d_model, scaling=scaling, optimizer=optimizer,
+    return stream_key(_runs_of(task).stream_name, d_k=d_k, d_model=d_model, scaling=scaling, optimizer=optimizer,
                       **{name: canonical(v) for name, v in options})
 
 
@@ -217,40 +287,37 @@ def _stage_seed(seed, stage):
     return np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, stage))
 
 
-_LOSS_FINAL, _LOSS_INITIAL = f"loss_{CHECKPOINTS - 1}", "loss_0"
-_FROZEN = tuple(f"frozen_{k}" for k in range(CHECKPOINTS))
-_LOGIT_FINAL, _COSINE_FINAL = f"target_logit_{CHECKPOINTS - 1}", f"cosine_{CHECKPOINTS - 1}"
-
-
-def _draw(cell, lr, runs, stage_seed, *, give_up_after=None, workers, scheduler, progress):
+def _draw(cell, lr, runs, stage_seed, *, give_up_after=None, task="head", workers, scheduler, progress):
     """``runs`` runs of ``cell`` at ``lr`` on the stage's stream, giving up after ``give_up_after``
     (None: never): a :class:`RatePoint`."""
-    sim = _sim(cell, lr, give_up_after)
-    job = Job(sim, runs, frozenset({"steps_to_accuracy", "abandoned", _LOSS_FINAL, _LOSS_INITIAL, _LOGIT_FINAL, _COSINE_FINAL,
-                                    *_FROZEN}),
-              stream=_stream(cell))
+    kind = _runs_of(task)
+    sim = _sim(cell, lr, give_up_after, task)
+    rows = {kind.steps_row, "abandoned", kind.loss_final, kind.loss_initial, kind.logit_final, *kind.frozen}
+    job = Job(sim, runs, frozenset(rows | ({kind.cosine_final} if kind.cosine_final else set())), stream=_stream(cell, task))
     res = run_simulations([job], seed=stage_seed, formulas=FORMULAS, workers=workers, scheduler=scheduler,
                           progress=progress, desc=f"lr search {lr:g}")[job.key]
-    steps = res.rows("steps_to_accuracy").astype(float)
-    init = res.rows(_LOSS_INITIAL).astype(float)
-    final = res.rows(_LOSS_FINAL).astype(float)
+    steps = res.rows(kind.steps_row).astype(float)
+    init = res.rows(kind.loss_initial).astype(float)
+    final = res.rows(kind.loss_final).astype(float)
     # A diverged run's loss (inf or nan) counts as its initial loss, as every worse one does.
     loss = np.where(np.isfinite(final), np.minimum(final, init), init)
     n = steps.size
     se = (lambda x: float(np.std(x, ddof=1) / math.sqrt(n))) if n > 1 else (lambda x: math.inf)
-    frozen = np.column_stack([res.rows(name).astype(float) for name in _FROZEN])
+    frozen = (np.column_stack([res.rows(name).astype(float) for name in kind.frozen]) if kind.frozen else ())
     return RatePoint(float(lr), int(n), float(steps.mean()), se(steps), float(loss.mean()), se(loss),
                      tuple(float(v) for v in steps), tuple(float(v) for v in loss), tuple(float(v) for v in init),
                      tuple(tuple(float(v) for v in run) for run in frozen),
-                     tuple(float(v) for v in res.rows(_LOGIT_FINAL)), tuple(float(v) for v in res.rows(_COSINE_FINAL)),
+                     tuple(float(v) for v in res.rows(kind.logit_final)),
+                     tuple(float(v) for v in res.rows(kind.cosine_final)) if kind.cosine_final else (),
                      give_up_after, int(res.rows("abandoned").sum()))
 
 
-def _run_stage(name, ks, step, runs, max_extensions, draw, *, give_up=None):
+def _run_stage(name, ks, step, runs, max_extensions, draw, *, give_up=None, lag=HOLD_STEPS):
     """Points at lattice indices ``ks``; while the best is at an end (and extensions are left), one
     more ``step`` lattice steps beyond it.  With ``give_up`` (a stage's budget of steps: giving up
     is only worth it before it), ``ks[0]`` is drawn first, the others nearest it first, and each
-    after the first gives up after step S* - (runs - 1) (module docstring).  Returns (stage, best index)."""
+    after the first gives up after step S* - (runs - 1) (module docstring); ``lag`` is how many steps
+    after its step to accuracy a run is seen to have learned.  Returns (stage, best index)."""
     pts = {}
 
     def draw_at(k):
@@ -258,7 +325,7 @@ def _run_stage(name, ks, step, runs, max_extensions, draw, *, give_up=None):
         cap = None
         if give_up is not None and drawn:
             cap = int(min(sum(p.steps_rows) for p in drawn)) - (runs - 1)
-            cap = cap if cap + HOLD_STEPS < give_up else None  # a run the budget would end anyway: no cap
+            cap = cap if cap + lag < give_up else None  # a run the budget would end anyway: no cap
         pts[k] = draw(k, cap)
 
     for k in (sorted(ks, key=lambda k: (abs(k - ks[0]), k)) if give_up is not None else ks):
@@ -278,18 +345,23 @@ def _run_stage(name, ks, step, runs, max_extensions, draw, *, give_up=None):
 
 
 def search_rate(*, d_k, scaling, optimizer, seed, start, d_model=None, options=None, coarse_runs=4, refine_runs=8,
-                confirm_runs=24, coarse_width=5, max_extensions=3, give_up=True, workers=1, scheduler=None, progress=False):
+                confirm_runs=24, coarse_width=5, max_extensions=3, give_up=True, task="head", workers=1, scheduler=None,
+                progress=False):
     """Search one cell's learning rate (module docstring): coarse, refine, confirm.  ``start`` is a
-    rate near which to centre the coarse grid (snapped to the lattice); ``options`` any other
-    :class:`~stats.training.simulations.TrainingSim` fields (``steps`` and ``n_keys`` default to the
-    training claims' :data:`~stats.settings.training.STEPS` and ``N_KEYS``).  ``give_up`` lets the
-    refine and confirm stages give up on a rate that can no longer be chosen, where runs stop once
-    they learn (``stop_when_learned`` in ``options``; module docstring): the chosen rate is the same
-    either way.  Returns a :class:`RateSearch`, the same for any ``workers``/``scheduler``."""
+    rate near which to centre the coarse grid (snapped to the lattice); ``task`` what is trained
+    (``"head"`` or ``"recall"``) and ``options`` any other fields of its simulation
+    (:class:`~stats.training.simulations.TrainingSim`, whose ``steps`` and ``n_keys`` default to the
+    training claims' :data:`~stats.settings.training.STEPS` and ``N_KEYS``, or
+    :class:`~stats.training.transformer_simulations.RecallSim`).  ``give_up`` lets the refine and
+    confirm stages give up on a rate that can no longer be chosen, where runs stop once they learn
+    (``stop_when_learned`` in a head's ``options``; a recall run always does; module docstring): the
+    chosen rate is the same either way.  Returns a :class:`RateSearch`, the same for any
+    ``workers``/``scheduler``."""
     d_model = d_k if d_model is None else d_model
-    opts = _check_options(options)
+    kind = _runs_of(task)
+    opts = _check_options(options, task)
     cell = (d_k, d_model, scaling, optimizer, opts)
-    _sim(cell, 1e-2)  # validates the cell and its options through TrainingSim
+    probe = _sim(cell, 1e-2 if task == "head" else 1e-3, task=task)  # validates the cell and its options
     as_seed_sequence(seed)
     if isinstance(seed, np.random.SeedSequence):
         raise TypeError("seed must be a non-negative int (a search's record and cache name it); got a SeedSequence")
@@ -303,27 +375,27 @@ def search_rate(*, d_k, scaling, optimizer, seed, start, d_model=None, options=N
         runs[name] = int(value)
     if not isinstance(give_up, bool):
         raise TypeError(f"give_up must be True or False; got {give_up!r}")
-    budget = dict(opts)["steps"] if give_up and dict(opts).get("stop_when_learned", False) else None
+    budget = probe.steps if give_up and kind.stops(probe) else None
     if abs(k0) + runs["coarse_width"] > _MAX_INDEX:
         raise ValueError(f"start and coarse_width reach past the lattice (1e-8 to 1e8); got {start!r}, {coarse_width!r}")
     pool = dict(workers=workers, scheduler=scheduler, progress=progress)
 
     def drawer(stage, n):
         stage_seed = _stage_seed(seed, stage)
-        return lambda k, cap: _draw(cell, lattice_rate(k), n, stage_seed, give_up_after=cap, **pool)
+        return lambda k, cap: _draw(cell, lattice_rate(k), n, stage_seed, give_up_after=cap, task=task, **pool)
 
     half = runs["coarse_width"] // 2
     coarse_ks = [k0 + 2 * (j - half) for j in range(runs["coarse_width"])]
     coarse, kc = _run_stage("coarse", coarse_ks, 2, runs["coarse_runs"], runs["max_extensions"], drawer(0, runs["coarse_runs"]))
     if coarse.edge:
-        return RateSearch(cell, int(seed), (coarse,), coarse.best, False, coarse.edge)
+        return RateSearch(cell, int(seed), (coarse,), coarse.best, False, coarse.edge, task)
     refine, kr = _run_stage("refine", [kc + j for j in (0, -2, -1, 1, 2)], 1, runs["refine_runs"], runs["max_extensions"],
-                            drawer(1, runs["refine_runs"]), give_up=budget)
+                            drawer(1, runs["refine_runs"]), give_up=budget, lag=kind.lag)
     if refine.edge:
-        return RateSearch(cell, int(seed), (coarse, refine), refine.best, False, refine.edge)
+        return RateSearch(cell, int(seed), (coarse, refine), refine.best, False, refine.edge, task)
     confirm, _ = _run_stage("confirm", [kr, kr - 1, kr + 1], 1, runs["confirm_runs"], runs["max_extensions"],
-                            drawer(2, runs["confirm_runs"]), give_up=budget)
-    return RateSearch(cell, int(seed), (coarse, refine, confirm), confirm.best, confirm.edge == 0, confirm.edge)
+                            drawer(2, runs["confirm_runs"]), give_up=budget, lag=kind.lag)
+    return RateSearch(cell, int(seed), (coarse, refine, confirm), confirm.best, confirm.edge == 0, confirm.edge, task)
 
 
 def _digest(arguments):
@@ -434,35 +506,50 @@ def _searches_on_cluster(missing, scheduler, bar):
             client.close()
 
 
-def profile_searches(profile, *, workers=None, scheduler=None):
-    """``{(shape, optimizer, warmup, scaling): RateSearch}`` for every search of ``profile``
-    (:meth:`~stats.settings.decisive.DecisiveProfile.searches`), the ones not cached yet drawn side
-    by side, one search a process on ``workers`` processes (default: all cores), or one search a
-    task on the Dask cluster at ``scheduler`` (an address or a ``distributed.Client``).  A search's
-    stages and rates run one after another and a small cell's draw is one block, so searches drawn
-    one at a time would hold one core; the numbers are those of :func:`profile_search`, whatever
-    ``workers`` or ``scheduler``."""
+def draw_searches(argument_sets, *, workers=None, scheduler=None, desc="rate searches"):
+    """Draw the searches of ``argument_sets`` (each :func:`cached_rate_search`'s keyword arguments) that
+    are not cached yet, side by side: one search a process on ``workers`` processes (default: all
+    cores), or one search a task on the Dask cluster at ``scheduler`` (an address or a
+    ``distributed.Client``), each kept in this machine's cache as it finishes, so that
+    :func:`cached_rate_search` then reads it.  A search's stages and rates run one after another and
+    a small cell's draw is one block, so searches drawn one at a time would hold one core; the numbers
+    are those of :func:`cached_rate_search`, whatever ``workers`` or ``scheduler``.  Returns how many
+    were drawn."""
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
     from tqdm.auto import tqdm
 
     from .engine.executors import pool_context
+    from .engine.malloc import tune_malloc
 
     workers = default_workers() if workers is None else workers
     if isinstance(workers, bool) or not isinstance(workers, numbers.Integral) or workers < 1:
         raise ValueError(f"workers must be a positive integer; got {workers!r}")
-    keys = {key: _frozen(_profile_arguments(profile, key[0], key[3], key[1], key[2])) for key in profile.searches()}
-    missing = [f for f in dict.fromkeys(keys.values()) if _cache_io(f)[2]() is None]
+    frozen = [_frozen(arguments) for arguments in argument_sets]
+    missing = [f for f in dict.fromkeys(frozen) if _cache_io(f)[2]() is None]
     missing.sort(key=_step_cost, reverse=True)  # the widest first, so the pool drains evenly
-    desc = f"rate searches ({profile.name} profile)"
     if missing and scheduler is not None:
         with tqdm(total=len(missing), desc=desc, unit="search") as bar:
             _searches_on_cluster(missing, scheduler, bar)
     elif len(missing) > 1 and workers > 1:
-        with ProcessPoolExecutor(max_workers=min(workers, len(missing)), mp_context=pool_context()) as pool:
+        # The engine's malloc settings in every worker, as its own pool has them: a worker forked from a
+        # caller that did not set them maps and faults in its arrays afresh (stats.engine.malloc).
+        with ProcessPoolExecutor(max_workers=min(workers, len(missing)), mp_context=pool_context(),
+                                 initializer=tune_malloc) as pool:
             futures = [pool.submit(_draw_search, f) for f in missing]  # all submitted before the bar starts its thread
             for future in tqdm(as_completed(futures), total=len(missing), desc=desc, unit="search"):
                 future.result()
+    return len(missing)
+
+
+def profile_searches(profile, *, workers=None, scheduler=None):
+    """``{(shape, optimizer, warmup, scaling): RateSearch}`` for every search of ``profile``
+    (:meth:`~stats.settings.decisive.DecisiveProfile.searches`), the ones not cached yet drawn side
+    by side (:func:`draw_searches`); the numbers are those of :func:`profile_search`, whatever
+    ``workers`` or ``scheduler``."""
+    keys = profile.searches()
+    draw_searches([_profile_arguments(profile, key[0], key[3], key[1], key[2]) for key in keys], workers=workers,
+                  scheduler=scheduler, desc=f"rate searches ({profile.name} profile)")
     return {key: profile_search(profile, key[0], key[3], key[1], key[2]) for key in keys}
 
 

@@ -52,6 +52,29 @@ def pytest_runtest_makereport(item, call):
 
 
 @pytest.fixture
+def stand_in_search(monkeypatch):
+    """A rate search that trains nothing (``lr_search.cached_rate_search`` replaced): a rate per head,
+    interior (the unscaled d_k = 1024 cell's a bound at the top); yields the calls' arguments."""
+    from stats import lr_search
+
+    calls = []
+
+    def fake(**kw):
+        calls.append(kw)
+        bound = 1 if kw["d_k"] == 1024 and kw["scaling"] == "none" else 0
+        rate = {"none": 0.001, "sqrt": 0.01, "t5": 0.00316}[kw["scaling"]]  # distinct: each check's runs are its own
+        return lr_search.RateSearch((kw["d_k"], kw["d_model"], kw["scaling"], kw["optimizer"], ()), kw["seed"], (), rate,
+                                    bound == 0, bound, kw.get("task", "head"))
+
+    monkeypatch.setattr(lr_search, "cached_rate_search", fake)
+    # one process: profile_searches then asks profile_search, search by search, and so the stand-in
+    monkeypatch.setattr(lr_search, "default_workers", lambda: 1)
+    lr_search.profile_search.cache_clear()
+    yield calls
+    lr_search.profile_search.cache_clear()
+
+
+@pytest.fixture
 def rng():
     # One explicit stream per test: reruns give the same numbers.
     return np.random.default_rng(np.random.SeedSequence(20261201))

@@ -172,6 +172,6 @@ def test_the_recall_study_tabulates_each_seed_and_the_cells_mean_and_renders(tmp
     for stat in RECALL_OUTCOMES:
         mean = cells[cells["statistic"] == stat].set_index(["model", "d_k"])["mean"]
         np.testing.assert_allclose(runs.groupby(["model", "d_k"])[stat].mean().loc[mean.index], mean)
-    assert ((runs["accuracy"] >= 0) & (runs["accuracy"] <= 1)).all() and (runs["steps_to_solve"] <= runs["steps"]).all()
+    assert ((runs["accuracy"] >= 0) & (runs["accuracy"] <= 1)).all() and (runs["steps_to_solve"] <= runs["steps"] + 1).all()
     for path in render(tmp_path, recall_widths.STUDY):
         assert path.stat().st_size > 10_000

@@ -1,36 +1,14 @@
 """The decisive training cells (stats/settings/decisive.py, stats/claims/statements/decisive.py):
 the profiles say at which widths, the full profile trains at the widths the text names with the
 control, and a recorded finding names a cell its profile runs.  The searches are stood in for
-here (a full-profile search trains at d_k = 1024); the default profile's real claims run in
+here (a full-profile search trains at d_k = 1024: conftest's ``stand_in_search``); the default profile's real claims run in
 `make reports` and the slow tier."""
 
 import pytest
 
 from stats.claims.statements import decisive
-from stats import lr_search
-from stats.lr_search import RateSearch
 from stats.settings.decisive import (CONTROL_ONLY_OPTIMIZERS, DECISIVE_OPTIMIZERS, DECISIVE_PROFILES, EVIDENCE_VARIABLE,
                                      PRACTICE_OPTIMIZERS, DecisiveProfile, decisive_profile)
-
-
-@pytest.fixture
-def stand_in_search(monkeypatch):
-    """A search that trains nothing: a rate per head, interior (the unscaled d_k = 1024 cell's a bound at the top)."""
-    calls = []
-
-    def fake(**kw):
-        calls.append(kw)
-        bound = 1 if kw["d_k"] == 1024 and kw["scaling"] == "none" else 0
-        rate = {"none": 0.001, "sqrt": 0.01, "t5": 0.00316}[kw["scaling"]]  # distinct: each check's runs are its own
-        return RateSearch((kw["d_k"], kw["d_model"], kw["scaling"], kw["optimizer"], ()), kw["seed"], (), rate,
-                          bound == 0, bound)
-
-    monkeypatch.setattr(lr_search, "cached_rate_search", fake)
-    # one process: profile_searches then asks profile_search, search by search, and so the stand-in
-    monkeypatch.setattr(lr_search, "default_workers", lambda: 1)
-    lr_search.profile_search.cache_clear()
-    yield calls
-    lr_search.profile_search.cache_clear()
 
 
 def test_the_profile_is_read_from_the_environment_and_refused_by_name(monkeypatch):

@@ -23,6 +23,13 @@ STOPPING = dict(d_k=32, scaling="sqrt", optimizer="adam", seed=7, start=0.01,
                 options=dict(steps=200, stop_when_learned=True, dtype="float32"), coarse_runs=2, refine_runs=3, confirm_runs=4)
 
 
+#: The same on the transformer's MQAR (``task="recall"``): one pair in sequences of 8, solved in 25 to
+#: 150 steps below its cliff; its runs always stop once solved.
+RECALL_STOPPING = dict(d_k=16, scaling="sqrt", optimizer="adam", seed=7, start=0.01, task="recall",
+                       options=dict(steps=200, vocab=8, length=8, pairs=1, batch=16, warmup=5), coarse_runs=2,
+                       refine_runs=3, confirm_runs=4)
+
+
 def _stages_json(search, names):
     return json.dumps([s for s in search.to_json()["stages"] if s["name"] in names], sort_keys=True)
 
@@ -178,10 +185,28 @@ def test_a_profile_drawn_side_by_side_is_the_profile_drawn_one_search_at_a_time(
         _clear()
 
 
+def test_recall_searches_drawn_side_by_side_are_the_ones_drawn_alone(tmp_path, monkeypatch):
+    """``draw_searches`` draws what is not cached, whatever it trains (two recall searches and a head's
+    here, on two processes), and each is then the search run alone; drawn again, nothing is."""
+    sets = [RECALL_STOPPING, dict(RECALL_STOPPING, seed=8), dict(CHEAP)]
+    _clear()
+    try:
+        monkeypatch.setenv("SDPA_CACHE", str(tmp_path))
+        assert lr_search.draw_searches(sets + sets[:1], workers=2) == 3
+        for arguments in sets:
+            assert lr_search.cached_rate_search(**arguments) == lr_search.search_rate(**arguments)
+        _clear()
+        assert lr_search.draw_searches(sets, workers=2) == 0
+    finally:
+        _clear()
+
+
 @pytest.mark.parametrize("workers", [0, -1, 1.5, True, "2"])
 def test_profile_searches_refuses_a_bad_worker_count(workers):
     with pytest.raises(ValueError, match="workers"):
         lr_search.profile_searches(_tiny_profile(), workers=workers)
+    with pytest.raises(ValueError, match="workers"):
+        lr_search.draw_searches([RECALL_STOPPING], workers=workers)
 
 
 def test_a_rate_keeps_each_runs_probe_over_time():
@@ -275,15 +300,16 @@ def test_a_refined_best_past_its_extensions_is_a_bound(monkeypatch):
     assert search.rate == lr_search.lattice_rate(-3)
 
 
-def test_giving_up_changes_no_choice_and_only_the_rows_of_rates_that_cannot_be_chosen():
+@pytest.mark.parametrize("cell, given_up", [(STOPPING, 3), (RECALL_STOPPING, 1)], ids=["head", "recall"])
+def test_giving_up_changes_no_choice_and_only_the_rows_of_rates_that_cannot_be_chosen(cell, given_up):
     """The same search with and without giving up: the same stages, rates, bests and choice; a rate
     that gave up on none of its runs has the rows it has without; one that gave up on some is not
     its stage's best, and each run whose row changed would have learned after the give-up step."""
-    full, cut = lr_search.search_rate(**STOPPING, give_up=False), lr_search.search_rate(**STOPPING)
+    full, cut = lr_search.search_rate(**cell, give_up=False), lr_search.search_rate(**cell)
     assert (cut.rate, cut.interior, cut.bound) == (full.rate, full.interior, full.bound)
     assert [(s.name, s.rates, s.best, s.edge) for s in cut.stages] == [(s.name, s.rates, s.best, s.edge) for s in full.stages]
     assert cut.stages[0] == full.stages[0]  # the coarse stage never gives up: the window reads its losses
-    budget = STOPPING["options"]["steps"]
+    budget = cell["options"]["steps"]
     abandoned = 0
     for before, s_full, s_cut in zip(cut.stages, full.stages[1:], cut.stages[1:]):
         best = min(s_cut.points, key=RatePoint.order)
@@ -303,7 +329,37 @@ def test_giving_up_changes_no_choice_and_only_the_rows_of_rates_that_cannot_be_c
             assert all(q.steps_rows[i] == budget + 1 and p.steps_rows[i] > q.give_up_after for i in changed)
             # and the rate's sum, had it run on, is past the best's: the bound the give-up step rests on
             assert sum(p.steps_rows) > sum(best.steps_rows)
-    assert abandoned >= 3  # not vacuous: rates above the cliff were given up on
+    assert abandoned >= given_up  # not vacuous: rates above the cliff were given up on
+
+
+def test_a_recall_search_reads_the_recall_runs():
+    """``task="recall"``: every point's rows are its runs' steps to solve (one past the budget when
+    unsolved), held-out losses (capped at step 0's) and final largest logits, drawn on the cell's
+    own stream; the record says what was trained, and survives JSON."""
+    from stats.engine.executors import Job, run_simulations
+    from stats.formulas import FORMULAS
+
+    search = lr_search.search_rate(**RECALL_STOPPING, give_up=False)
+    assert search.task == "recall" and lr_search.RateSearch.from_json(json.loads(json.dumps(search.to_json()))) == search
+    cell, stage = search.cell, search.stages[0]
+    p = stage.points[0]
+    job = Job(lr_search._sim(cell, p.lr, task="recall"), p.n, frozenset({"steps_to_solve", "loss_end", "loss_0", "max_logit_end"}),
+              stream=lr_search._stream(cell, "recall"))
+    res = run_simulations([job], seed=lr_search._stage_seed(search.seed, 0), formulas=FORMULAS)[job.key]
+    assert p.steps_rows == tuple(res.rows("steps_to_solve")) and p.initial_rows == tuple(res.rows("loss_0"))
+    assert p.loss_rows == tuple(np.minimum(res.rows("loss_end"), res.rows("loss_0")))
+    assert p.logit_rows == tuple(res.rows("max_logit_end")) and p.frozen_rows == () and p.cosine_rows == ()
+    assert lr_search._stream(cell, "recall") != lr_search._stream(cell, "head")
+
+
+@pytest.mark.parametrize("change, match", [
+    (dict(task="mqar"), "task"), (dict(optimizer="sgd"), "optimizer"), (dict(d_k=8, d_model=16), "d_k"),
+    (dict(options=dict(give_up_after=3)), "options"), (dict(options=dict(n_keys=8)), "options"),
+    (dict(options=dict(RECALL_STOPPING["options"], pairs=9)), "pairs"),
+])
+def test_a_recall_search_refuses_what_the_recall_model_cannot_train(change, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        lr_search.search_rate(**{**RECALL_STOPPING, **change})
 
 
 def test_a_search_whose_runs_do_not_stop_never_gives_up():

@@ -3,6 +3,7 @@ trains with, muP's per-group rules (:mod:`stats.training.mup_rules`) and the coo
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -172,6 +173,30 @@ def test_a_recall_run_stops_once_solved_and_keeps_its_numbers():
     assert stopped.steps == full.steps and stopped.solved
 
 
+def test_a_recall_run_given_up_on_stops_at_the_first_checkpoint_past_the_step_and_keeps_its_numbers():
+    """``give_up_after``: a run not solved by the first checkpoint at or after it (and before the
+    budget) stops there, unsolved, and repeats that checkpoint; up to it the record is the run's
+    own.  A solved run is not given up on, nor one whose first such checkpoint is the budget."""
+    config = TransformerConfig(vocab=16, n_ctx=16, d_model=16, n_heads=1, mlp=False)
+    kw = dict(pairs=1, steps=80, seed=0, batch=16, test_sequences=32, warmup=5, stop_when_solved=True)
+    slow = dict(kw, lr=1e-4)  # learns nothing in 80 steps
+    full = train_recall_model(config, **slow)
+    assert not full.solved and full.abandoned_at is None
+    cut = train_recall_model(config, **slow, give_up_after=25)
+    at = full.steps.index(min(t for t in full.steps if t >= 25))
+    assert cut.abandoned_at == full.steps[at] < 80 and not cut.solved
+    assert cut.accuracy[:at + 1] == full.accuracy[:at + 1] and cut.steps == full.steps
+    assert cut.accuracy[at:] == (full.accuracy[at],) * (len(full.steps) - at)
+    assert train_recall_model(config, **slow, give_up_after=80).abandoned_at is None  # the budget ends it anyway
+    fast = train_recall_model(config, **dict(kw, lr=3e-2))  # solved on this seed (the test above)
+    solved_at = next(t for t, a in zip(fast.steps, fast.accuracy) if a >= SOLVED_ACCURACY)
+    assert train_recall_model(config, **dict(kw, lr=3e-2), give_up_after=solved_at) == fast  # solved there: kept
+    with pytest.raises(ValueError, match="stop_when_solved"):
+        train_recall_model(config, **dict(slow, stop_when_solved=False), give_up_after=25)
+    with pytest.raises(ValueError, match="give_up_after"):
+        train_recall_model(config, **slow, give_up_after=81)
+
+
 def test_recall_sim_rows_are_runs_and_bad_fields_are_refused():
     from stats.training.transformer_simulations import RecallSim
 
@@ -179,6 +204,36 @@ def test_recall_sim_rows_are_runs_and_bad_fields_are_refused():
     out = sim.run_block(simulation_seed(3, sim.key), 0, 1, FORMULAS, None)
     assert set(out) == set(sim.statistics) and out["gradient_error"][0] <= 1
     assert out["solved"][0] in (0.0, 1.0) and 0 < out["steps_to_solve"][0] <= 40
-    for kw, name in ((dict(pairs=9), "pairs"), (dict(warmup=40), "warmup"), (dict(lr=2.0), "lr"), (dict(scaling="bilinear"), "scaling")):
+    assert out["abandoned"][0] == 0 and 0 < out["loss_end"][0] < out["loss_0"][0]
+    # unsolved: censored one past the budget, as the single head's steps to accuracy; given up on, it says so
+    slow = RecallSim(16, "sqrt", 1e-4, 40, warmup=5, vocab=16, length=16, pairs=1, batch=16, give_up_after=10)
+    out = slow.run_block(simulation_seed(3, slow.key), 0, 1, FORMULAS, None)
+    assert (out["solved"][0], out["steps_to_solve"][0], out["abandoned"][0]) == (0.0, 41.0, 1.0)
+    assert slow.key != dataclasses.replace(slow, give_up_after=None).key
+    for kw, name in ((dict(pairs=9), "pairs"), (dict(warmup=40), "warmup"), (dict(lr=2.0), "lr"), (dict(scaling="bilinear"), "scaling"),
+                     (dict(give_up_after=41), "give_up_after"), (dict(give_up_after=0), "give_up_after")):
         with pytest.raises((ValueError, TypeError), match=name):
             RecallSim(16, **{**dict(vocab=16, length=16, pairs=1, steps=40), **kw})
+
+
+def test_the_recall_claim_grades_both_protocols_at_the_searched_rates(stand_in_search):
+    """EVIDENCE=full's recall claim: the scaled and unscaled models at the scaled model's rate (shared
+    rate), and the unscaled model and the folded control each at the rate its own search chose at the
+    claim's width, task and budget (own best rate); a bound is named as one."""
+    from stats.claims.statements import model
+    from stats.settings.model import RECALL_LR, RECALL_OWN_BEST, RECALL_STEPS, RECALL_WIDTH
+
+    claim = next(c for c in model.claims("full") if c.id == "model-recall-unscaled")
+    recall = [kw for kw in stand_in_search if kw.get("task") == "recall"]
+    assert [kw["scaling"] for kw in recall] == list(RECALL_OWN_BEST)
+    assert all(kw == model.recall_search_arguments(kw["scaling"]) for kw in recall)
+    sims = [check.measures[0].sim for check in claim.checks]
+    assert [(s.scaling, s.lr) for s in sims] == [("sqrt", RECALL_LR), ("none", RECALL_LR), ("none", 0.001), ("t5", 0.00316)]
+    assert [c.protocol for c in claim.checks] == ["", "shared rate", "own best rate", "own best rate"]
+    assert all((s.d_model, s.steps) == (RECALL_WIDTH, RECALL_STEPS) for s in sims)
+    assert all("interior" in c.label for c in claim.checks[2:])
+    searches = model.recall_searches()
+    bounded = dict(searches, none=dataclasses.replace(searches["none"], interior=False, bound=-1))
+    assert "a bound: the best rate is at most this" in model.recall_claim(bounded).checks[2].label
+    with pytest.raises(ValueError, match="searches"):
+        model.recall_claim({"none": searches["none"]})

@@ -167,7 +167,7 @@ def test_the_text_claim_adds_the_own_best_protocol_and_the_control_under_the_ful
     assert [problems for cid, _, problems in static_audit(claims) if cid == full.id] == [[]]
 
 
-def test_the_full_profile_decides_muP_s_trained_logits_under_both_protocols():
+def test_the_full_profile_decides_muP_s_trained_logits_under_both_protocols(stand_in_search):
     """EVIDENCE=full registers the trained-logit claim: the standard model and muP at the shared rate (a
     point of both grids), muP also at each width's own best rate; muP's checks read "flat", the standard
     model's "grows", and the default build registers none of it."""

@@ -46,6 +46,15 @@ RECALL_LR = 3e-3
 #: draft's width and budget.
 RECALL_STUDY_WIDTHS, RECALL_STUDY_RUNS, RECALL_ADDITIVE_WIDTHS = (32, 64, 128), 2, (32, 64)
 RECALL_QUICK_WIDTHS, RECALL_QUICK_STEPS = (32,), 30
+#: The own-best-rate protocol on the synthetic task (EVIDENCE=full): the unscaled model's and the
+#: folded control's rates searched at the claim's width (stats.lr_search, task "recall"), the
+#: coarse grid centred on 1e-3 (1e-4 to 1e-2, a decade either side of the scaled model's rates),
+#: on a seed of its own.  Runs a stage: a censored run costs 1500 steps (about 30-55 s at d_k = 64,
+#: docs/performance.md), and the unscaled model's are all censored where it solves nothing, so the
+#: stages are small -- 2, 3 and 6 runs a rate, at most 2 extensions.
+RECALL_SEARCH_START, RECALL_SEARCH_SEED = 1e-3, 4_3_2036
+RECALL_SEARCH_RUNS = dict(coarse_runs=2, refine_runs=3, confirm_runs=6, max_extensions=2)
+RECALL_OWN_BEST = ("none", "t5")
 
 # ---------------------------------------------------------------- real text (the plays)
 

@@ -124,8 +124,8 @@ def train_transformer(model, draw, evaluate, *, steps, lr, optimizer="adam", war
     record)``.  A loss that leaves the finite numbers or exceeds :data:`DIVERGED_LOSS` times
     :math:`\log V`, or a forward pass whose activations overflow (the model's
     FloatingPointError), stops the run: ``diverged_at`` is its step (None when none did).
-    ``stop`` (a function of a checkpoint's record) ends the run early at the first checkpoint
-    where it is true (the records stop there too).  ``ends_only`` scores the run at steps 0 and
+    ``stop`` (a function of a checkpoint's step and record, ``stop(t, record)``) ends the run
+    early at the first checkpoint where it is true (the records stop there too).  ``ends_only`` scores the run at steps 0 and
     ``steps`` alone (a caller that reads no other checkpoint saves seven evaluations).
     """
     if not isinstance(model, Transformer):
@@ -160,7 +160,7 @@ def train_transformer(model, draw, evaluate, *, steps, lr, optimizer="adam", war
             return scored, train_loss, t
         if t in marks:
             scored.append((t, record))
-            if stop is not None and stop(record):
+            if stop is not None and stop(t, record):
                 break
         if t == steps:
             break

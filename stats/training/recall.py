@@ -35,6 +35,7 @@ from .._validation import check_generator, check_integer
 from ..engine.streams import as_seed_sequence
 from .diagnostics import checkpoint_steps
 from .language_model import gradient_direction_error, train_transformer
+from .stopping import check_give_up_after
 from .transformer import Transformer, TransformerConfig
 
 __all__ = ["RECALL_POWER", "RECALL_TEST_SEED", "SOLVED_ACCURACY", "RecallRun", "check_recall_task", "recall_batch",
@@ -93,7 +94,8 @@ class RecallRun:
     """One run's record: the ``steps`` at which it was scored, the held-out ``accuracy`` and loss
     (nats per scored prediction) there, each layer's largest |attention logit| there
     (``max_logit[k][l]``), the step-0 gradient check (<= 1 when the hand-derived gradient
-    agrees), and the step it diverged at (None when it did not)."""
+    agrees), the step it diverged at (None when it did not), and the checkpoint at which it was
+    given up on, unsolved (``abandoned_at``; None when it was not: :func:`train_recall_model`)."""
 
     steps: tuple
     accuracy: tuple
@@ -101,6 +103,7 @@ class RecallRun:
     max_logit: tuple
     gradient_check: float
     diverged_at: int | None
+    abandoned_at: int | None = None
 
     @property
     def final_accuracy(self):
@@ -114,13 +117,18 @@ class RecallRun:
 
 
 def train_recall_model(config, *, pairs, steps, lr, seed, optimizer="adam", batch=32, warmup=0, test_sequences=256,
-                       stop_when_solved=False, formulas=None):
+                       stop_when_solved=False, give_up_after=None, formulas=None):
     """Train one model on MQAR with ``pairs`` key-value pairs a sequence of ``config.n_ctx`` tokens
     over ``config.vocab``, every step a fresh batch drawn from the run's own stream, and return its
     :class:`RecallRun` (the optimiser, warm-up and divergence as
     :func:`~stats.training.language_model.train_transformer`'s).  With ``stop_when_solved`` the
     run stops at the first checkpoint where it has solved the task, and its record repeats that
-    checkpoint's numbers at the later ones (a solved run's accuracy is then its final one)."""
+    checkpoint's numbers at the later ones (a solved run's accuracy is then its final one).
+    ``give_up_after`` (None, or a step from 1 to ``steps``; it needs ``stop_when_solved``) also
+    stops, the same way, a run that has not solved the task by the first checkpoint at or after
+    it and before ``steps`` (``abandoned_at``): such a run's step to solve, had it gone on, would
+    be a later checkpoint or one past the budget, past ``give_up_after`` either way (what
+    :func:`stats.lr_search.search_rate` needs to give up on a rate)."""
     if not isinstance(stop_when_solved, bool):
         raise TypeError(f"stop_when_solved must be True or False; got {stop_when_solved!r}")
     if not isinstance(config, TransformerConfig):
@@ -128,6 +136,7 @@ def train_recall_model(config, *, pairs, steps, lr, seed, optimizer="adam", batc
     task = dict(vocab=config.vocab, length=config.n_ctx, pairs=pairs)
     check_recall_task(**task)
     batch = check_integer(batch, "batch", maximum=4096)
+    give_up_after = check_give_up_after(give_up_after, steps, stop_when_solved, flag="stop_when_solved")
     test_sequences = check_integer(test_sequences, "test_sequences", maximum=1 << 16)
     init_seq, data_seq = as_seed_sequence(seed).spawn(2)
     model = Transformer(config, np.random.default_rng(init_seq), formulas=formulas)
@@ -140,10 +149,16 @@ def train_recall_model(config, *, pairs, steps, lr, seed, optimizer="adam", batc
         loss, _, info = m.loss_and_grads(test, grads=False, scored=test_scored)
         return info["accuracy"], loss, tuple(info["max_logit"])
 
+    def stop(t, record):
+        return record[0] >= SOLVED_ACCURACY or (give_up_after is not None and give_up_after <= t < steps)
+
     scored, _, diverged = train_transformer(model, lambda: recall_batch(data, batch=batch, **task), evaluate, steps=steps,
-                                            lr=lr, optimizer=optimizer, warmup=warmup,
-                                            stop=(lambda r: r[0] >= SOLVED_ACCURACY) if stop_when_solved else None)
+                                            lr=lr, optimizer=optimizer, warmup=warmup, stop=stop if stop_when_solved else None)
     marks = sorted(set(checkpoint_steps(steps)))
-    if diverged is None and len(scored) < len(marks):  # stopped once solved: the later checkpoints hold its numbers
+    abandoned = None
+    if diverged is None and len(scored) < len(marks):  # stopped: the later checkpoints hold its numbers
+        if scored[-1][1][0] < SOLVED_ACCURACY:
+            abandoned = scored[-1][0]
         scored = scored + [(t, scored[-1][1]) for t in marks[len(scored):]]
-    return RecallRun(tuple(t for t, _ in scored), *(tuple(r[i] for _, r in scored) for i in range(3)), float(check), diverged)
+    return RecallRun(tuple(t for t, _ in scored), *(tuple(r[i] for _, r in scored) for i in range(3)), float(check), diverged,
+                     abandoned)

@@ -51,10 +51,10 @@ def check_stop_when_learned(stop_when_learned, steps):
     return stop_when_learned
 
 
-def check_give_up_after(give_up_after, steps, stop_when_learned):
+def check_give_up_after(give_up_after, steps, stop_when_learned, *, flag="stop_when_learned"):
     """``give_up_after`` when it is None or a step from 1 to ``steps`` and ``stop_when_learned`` is
     True (only a run that stops once it has learned can be told from one to give up on), else a
-    TypeError or a ValueError naming it."""
+    TypeError or a ValueError naming it (and ``flag``, the caller's name for ``stop_when_learned``)."""
     steps = check_integer(steps, "steps", maximum=MAX_STEPS)
     if give_up_after is None:
         return None
@@ -62,8 +62,8 @@ def check_give_up_after(give_up_after, steps, stop_when_learned):
     if give_up_after > steps:
         raise ValueError(f"give_up_after must be a step from 1 to the budget, steps = {steps}; got {give_up_after}")
     if stop_when_learned is not True:
-        raise ValueError(f"give_up_after needs stop_when_learned=True (a run is given up on when it has not stopped, "
-                         f"having learned); got give_up_after={give_up_after} with stop_when_learned={stop_when_learned!r}")
+        raise ValueError(f"give_up_after needs {flag}=True (a run is given up on when it has not stopped, "
+                         f"having learned); got give_up_after={give_up_after} with {flag}={stop_when_learned!r}")
     return give_up_after
 
 

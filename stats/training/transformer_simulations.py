@@ -39,6 +39,7 @@ from .mup_rules import COORDINATE_PAIRS, coordinate_check, mup_lr_multipliers
 from .recall import SOLVED_ACCURACY, check_recall_task, recall_batch, train_recall_model
 from .scalings import SCALINGS
 from .schedule import check_warmup
+from .stopping import check_give_up_after
 from .transformer import Transformer, TransformerConfig
 
 __all__ = ["COORDINATE_CONTEXT", "COORDINATE_HEAD_WIDTH", "COORDINATE_VOCAB", "RECALL_OUTCOMES", "TEXT_MAX_GRID",
@@ -180,9 +181,12 @@ class CoordinateCheckSim(Simulation):
 
 
 #: A recall run's outcomes: solved (0 or 1), its last held-out accuracy, the largest |attention
-#: logit| over its layers at step 0 and at its end, the step it solved the task at (its budget
-#: when it did not), and the step-0 gradient check.
-RECALL_OUTCOMES = ("solved", "accuracy", "max_logit_0", "max_logit_end", "steps_to_solve", "gradient_error")
+#: logit| over its layers at step 0 and at its end, the step it solved the task at (censored at
+#: ``steps + 1`` when it did not, as the single head's ``steps_to_accuracy``), the step-0 gradient
+#: check, its held-out loss at step 0 and at its end (infinite for a diverged run), and whether it
+#: was given up on (``abandoned``, 0 or 1).
+RECALL_OUTCOMES = ("solved", "accuracy", "max_logit_0", "max_logit_end", "steps_to_solve", "gradient_error", "loss_0",
+                   "loss_end", "abandoned")
 
 
 @dataclass(frozen=True)
@@ -190,7 +194,9 @@ class RecallSim(Simulation):
     """One MQAR run per row (module docstring): an attention-only model of ``n_layers`` layers and
     ``n_heads`` heads of width ``d_model``, ``scaling`` one of
     :data:`~stats.training.transformer.TRANSFORMER_SCALINGS`, Adam at ``lr`` with ``warmup``
-    steps, at most ``steps`` steps, on the task of ``vocab``, ``length`` and ``pairs``."""
+    steps, at most ``steps`` steps, on the task of ``vocab``, ``length`` and ``pairs``; a run stops
+    once it has solved the task, or, past ``give_up_after`` (None: never), once it is seen not to
+    have (:func:`~stats.training.recall.train_recall_model`)."""
 
     d_model: int
     scaling: str = "sqrt"
@@ -203,6 +209,7 @@ class RecallSim(Simulation):
     length: int = 64
     pairs: int = 8
     batch: int = 32
+    give_up_after: int | None = None
 
     statistics = RECALL_OUTCOMES
 
@@ -211,6 +218,7 @@ class RecallSim(Simulation):
         check_integer(self.steps, "steps", maximum=100_000)
         check_integer(self.batch, "batch", maximum=4096)
         check_warmup(self.warmup, self.steps)
+        check_give_up_after(self.give_up_after, self.steps, True)
         check_recall_task(self.vocab, self.length, self.pairs)
         _ = self.config
 
@@ -232,7 +240,8 @@ class RecallSim(Simulation):
     def key(self):
         return stream_key("recall", d_model=self.d_model, scaling=self.scaling, lr=float(self.lr), steps=self.steps,
                           n_heads=self.n_heads, n_layers=self.n_layers, warmup=self.warmup, vocab=self.vocab,
-                          length=self.length, pairs=self.pairs, batch=self.batch)
+                          length=self.length, pairs=self.pairs, batch=self.batch,
+                          **({} if self.give_up_after is None else {"give_up_after": self.give_up_after}))
 
     @property
     def cost(self):
@@ -250,14 +259,17 @@ class RecallSim(Simulation):
         for i in range(rows):
             run = train_recall_model(self.config, pairs=self.pairs, steps=self.steps, lr=self.lr,
                                      seed=block_seed_sequence(sim_seed, block, i), batch=self.batch, warmup=self.warmup,
-                                     stop_when_solved=True, formulas=formulas)
+                                     stop_when_solved=True, give_up_after=self.give_up_after, formulas=formulas)
             solved_at = next((t for t, a in zip(run.steps, run.accuracy) if a >= SOLVED_ACCURACY), None)
             out["solved"][i] = float(run.solved)
             out["accuracy"][i] = run.final_accuracy
             out["max_logit_0"][i] = max(run.max_logit[0])
             out["max_logit_end"][i] = max(run.max_logit[-1])
-            out["steps_to_solve"][i] = self.steps if solved_at is None or run.diverged_at is not None else solved_at
+            out["steps_to_solve"][i] = self.steps + 1 if solved_at is None or run.diverged_at is not None else solved_at
             out["gradient_error"][i] = run.gradient_check
+            out["loss_0"][i] = run.loss[0]
+            out["loss_end"][i] = math.inf if run.diverged_at is not None else run.loss[-1]
+            out["abandoned"][i] = float(run.abandoned_at is not None)
         return out
 
 
