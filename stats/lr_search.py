@@ -200,11 +200,12 @@ _LOGIT_FINAL, _COSINE_FINAL = f"target_logit_{CHECKPOINTS - 1}", f"cosine_{CHECK
 
 class _HeadRuns:
     """What a search of the single head trains (:class:`~stats.training.simulations.TrainingSim`): a
-    run has learned ``HOLD_STEPS`` after its ``steps_to_accuracy`` (its accuracy must hold that long)."""
+    run has learned ``HOLD_STEPS`` after its ``steps_to_accuracy`` (its accuracy must hold that long).
+    ``probe_lr`` is a rate every optimiser takes, at which a cell's options are validated."""
 
-    sim_class, lag, stream_name = TrainingSim, HOLD_STEPS, "lr-search"
+    sim_class, lag, stream_name, probe_lr = TrainingSim, HOLD_STEPS, "lr-search", 1e-2
     steps_row, loss_final, loss_initial, logit_final = "steps_to_accuracy", _LOSS_FINAL, _LOSS_INITIAL, _LOGIT_FINAL
-    frozen, cosine_final = _FROZEN, _COSINE_FINAL
+    frozen, cosine = _FROZEN, (_COSINE_FINAL,)
 
     def defaults(self):
         return {"steps": _training.STEPS, "n_keys": _training.N_KEYS}
@@ -222,9 +223,9 @@ class _RecallRuns:
     """What a search of the transformer on MQAR trains (:class:`~stats.training.transformer_simulations.RecallSim`):
     a run stops once it has solved the task, read at its checkpoints (no lag), under Adam only."""
 
-    sim_class, lag, stream_name = RecallSim, 0, "lr-search-recall"
+    sim_class, lag, stream_name, probe_lr = RecallSim, 0, "lr-search-recall", 1e-3
     steps_row, loss_final, loss_initial, logit_final = "steps_to_solve", "loss_end", "loss_0", "max_logit_end"
-    frozen, cosine_final = (), None
+    frozen, cosine = (), ()
 
     def defaults(self):
         return {}
@@ -254,18 +255,18 @@ def _runs_of(task):
 
 def _check_options(options, task="head"):
     """``options`` as a sorted tuple of (field, value): fields of ``task``'s simulation other than the cell's."""
-    runs = _runs_of(task)
-    kind = runs.sim_class.__name__
+    kind = _runs_of(task)
+    sim_name = kind.sim_class.__name__
     if options is None:
         options = {}
     if not isinstance(options, Mapping):
-        raise TypeError(f"options must be a mapping of {kind} fields; got {type(options).__name__}")
-    allowed = {f.name for f in fields(runs.sim_class)} - set(_CELL_FIELDS) - {"give_up_after"}
+        raise TypeError(f"options must be a mapping of {sim_name} fields; got {type(options).__name__}")
+    allowed = {f.name for f in fields(kind.sim_class)} - set(_CELL_FIELDS) - {"give_up_after"}
     for name in options:
         if name not in allowed:
-            raise ValueError(f"options may hold {kind} fields other than the cell's ({', '.join(sorted(allowed))}); "
+            raise ValueError(f"options may hold {sim_name} fields other than the cell's ({', '.join(sorted(allowed))}); "
                              f"got {name!r}")
-    merged = {**runs.defaults(), **options}
+    merged = {**kind.defaults(), **options}
     return tuple(sorted(merged.items()))
 
 
@@ -292,8 +293,8 @@ def _draw(cell, lr, runs, stage_seed, *, give_up_after=None, task="head", worker
     (None: never): a :class:`RatePoint`."""
     kind = _runs_of(task)
     sim = _sim(cell, lr, give_up_after, task)
-    rows = {kind.steps_row, "abandoned", kind.loss_final, kind.loss_initial, kind.logit_final, *kind.frozen}
-    job = Job(sim, runs, frozenset(rows | ({kind.cosine_final} if kind.cosine_final else set())), stream=_stream(cell, task))
+    rows = {kind.steps_row, "abandoned", kind.loss_final, kind.loss_initial, kind.logit_final, *kind.frozen, *kind.cosine}
+    job = Job(sim, runs, frozenset(rows), stream=_stream(cell, task))
     res = run_simulations([job], seed=stage_seed, formulas=FORMULAS, workers=workers, scheduler=scheduler,
                           progress=progress, desc=f"lr search {lr:g}")[job.key]
     steps = res.rows(kind.steps_row).astype(float)
@@ -308,7 +309,7 @@ def _draw(cell, lr, runs, stage_seed, *, give_up_after=None, task="head", worker
                      tuple(float(v) for v in steps), tuple(float(v) for v in loss), tuple(float(v) for v in init),
                      tuple(tuple(float(v) for v in run) for run in frozen),
                      tuple(float(v) for v in res.rows(kind.logit_final)),
-                     tuple(float(v) for v in res.rows(kind.cosine_final)) if kind.cosine_final else (),
+                     tuple(float(v) for name in kind.cosine for v in res.rows(name)),
                      give_up_after, int(res.rows("abandoned").sum()))
 
 
@@ -361,7 +362,7 @@ def search_rate(*, d_k, scaling, optimizer, seed, start, d_model=None, options=N
     kind = _runs_of(task)
     opts = _check_options(options, task)
     cell = (d_k, d_model, scaling, optimizer, opts)
-    probe = _sim(cell, 1e-2 if task == "head" else 1e-3, task=task)  # validates the cell and its options
+    probe = _sim(cell, kind.probe_lr, task=task)  # validates the cell and its options
     as_seed_sequence(seed)
     if isinstance(seed, np.random.SeedSequence):
         raise TypeError("seed must be a non-negative int (a search's record and cache name it); got a SeedSequence")

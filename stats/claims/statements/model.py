@@ -84,9 +84,9 @@ def recall_searches(*, scheduler=None):
     """``{scaling: RateSearch}``: the own-best protocol's searches on the synthetic task, for the models of
     :data:`~stats.settings.model.RECALL_OWN_BEST` (cached on disk; where not, drawn side by side, or on
     the Dask cluster at ``scheduler``: :func:`stats.lr_search.draw_searches`)."""
-    lr_search.draw_searches([recall_search_arguments(s) for s in RECALL_OWN_BEST], scheduler=scheduler,
-                            desc="rate searches (synthetic task)")
-    return {scaling: lr_search.cached_rate_search(**recall_search_arguments(scaling)) for scaling in RECALL_OWN_BEST}
+    arguments = {scaling: recall_search_arguments(scaling) for scaling in RECALL_OWN_BEST}
+    lr_search.draw_searches(list(arguments.values()), scheduler=scheduler, desc="rate searches (synthetic task)")
+    return {scaling: lr_search.cached_rate_search(**a) for scaling, a in arguments.items()}
 
 
 def _recall_label(scaling):
