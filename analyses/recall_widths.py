@@ -3,11 +3,11 @@ folded-control models, and additive attention (``EVIDENCE=full`` only).
 
 The section's opening says a large unscaled head cannot learn; ``model-recall-unscaled`` tests it on
 Zoology's MQAR (Arora et al. 2023; :mod:`stats.training.recall`) at one width.  This study trains the
-same two-layer attention-only model at growing ``d_k`` (one head, ``d_model = d_k``), all at the
-scaled model's rate (the shared-rate protocol), with the folded control (no division, ``W_Q``'s
-initialisation divided by sqrt(d_k): the unscaled forward pass without its saturated start), and
-additive attention, the alternative Vaswani et al. say beat unscaled dot products at large ``d_k``
-(citing Britz et al. 2017), where a run of it is affordable (its (T, T, d_k) tanh makes a step about
+same two-layer attention-only model at growing ``d_k`` (one head, ``d_model = d_k``), all at one rate,
+the scaled model's better of two in a pilot at ``d_k = 64`` (a shared rate at that width), with the
+folded control (no division, ``W_Q``'s initialisation divided by sqrt(d_k): the unscaled forward
+pass without its saturated start), and additive attention, the alternative Vaswani et al. say beat
+unscaled dot products at large ``d_k`` (citing Britz et al. 2017), where a run of it is affordable (its (T, T, d_k) tanh makes a step about
 seven times a dot product's at d_k = 64).  Each cell is a few seeds, so its numbers are directions: the share that
 solves the task within the budget, the held-out accuracy at the end, the step it was solved at
 (one past the budget when it was not), and the largest attention logit at step 0 and at the end, each a mean
@@ -36,7 +36,8 @@ EVIDENCE = "full"
 NAMES = {"sqrt": "scaled", "none": "unscaled", "t5": "folded control", "additive": "additive"}
 PALETTE = {"scaled": "#0072b2", "unscaled": "#d55e00", "folded control": "#009e73", "additive": "#cc79a7"}
 _SETUP = (f"a two-layer attention-only model, one head of d_k = d_model, vocabulary {RECALL_VOCAB}, sequences of "
-          f"{RECALL_LENGTH} with {RECALL_PAIRS} key-value pairs, Adam at lr = {RECALL_LR:g} (the scaled model's) with a "
+          f"{RECALL_LENGTH} with {RECALL_PAIRS} key-value pairs, Adam at lr = {RECALL_LR:g} (the scaled model's better of two "
+          f"rates in a pilot at d_k = 64) with a "
           f"{RECALL_WARMUP}-step warm-up, batches of {RECALL_BATCH}, at most {RECALL_STEPS} steps")
 FIGURES = {
     "recall_widths": dict(

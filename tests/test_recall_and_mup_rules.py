@@ -217,23 +217,27 @@ def test_recall_sim_rows_are_runs_and_bad_fields_are_refused():
 
 
 def test_the_recall_claim_grades_both_protocols_at_the_searched_rates(stand_in_search):
-    """EVIDENCE=full's recall claim: the scaled and unscaled models at the scaled model's rate (shared
-    rate), and the unscaled model and the folded control each at the rate its own search chose at the
-    claim's width, task and budget (own best rate); a bound is named as one."""
+    """EVIDENCE=full's recall claim: each model at the rate its own search chose at the claim's width,
+    task and budget (own best rate), and the unscaled model at the scaled model's (shared rate); a
+    bound is named as one."""
     from stats.claims.statements import model
-    from stats.settings.model import RECALL_LR, RECALL_OWN_BEST, RECALL_STEPS, RECALL_WIDTH
+    from stats.settings.model import RECALL_OWN_BEST, RECALL_STEPS, RECALL_WIDTH
 
     claim = next(c for c in model.claims("full") if c.id == "model-recall-unscaled")
     recall = [kw for kw in stand_in_search if kw.get("task") == "recall"]
     assert [kw["scaling"] for kw in recall] == list(RECALL_OWN_BEST)
     assert all(kw == model.recall_search_arguments(kw["scaling"]) for kw in recall)
     sims = [check.measures[0].sim for check in claim.checks]
-    assert [(s.scaling, s.lr) for s in sims] == [("sqrt", RECALL_LR), ("none", RECALL_LR), ("none", 0.001), ("t5", 0.00316)]
+    # the stand-in's rates: sqrt 0.01, none 0.001, t5 0.00316
+    assert [(s.scaling, s.lr) for s in sims] == [("sqrt", 0.01), ("none", 0.01), ("none", 0.001), ("t5", 0.00316)]
     assert [c.protocol for c in claim.checks] == ["", "shared rate", "own best rate", "own best rate"]
     assert all((s.d_model, s.steps) == (RECALL_WIDTH, RECALL_STEPS) for s in sims)
-    assert all("interior" in c.label for c in claim.checks[2:])
+    assert all("interior" in claim.checks[i].label for i in (0, 2, 3))
+    assert "the scaled model's best lr=0.01 (the shared rate)" in claim.checks[1].label
     searches = model.recall_searches()
     bounded = dict(searches, none=dataclasses.replace(searches["none"], interior=False, bound=-1))
     assert "a bound: the best rate is at most this" in model.recall_claim(bounded).checks[2].label
+    moved = dict(searches, sqrt=dataclasses.replace(searches["sqrt"], rate=0.00562))
+    assert [c.measures[0].sim.lr for c in model.recall_claim(moved).checks[:2]] == [0.00562, 0.00562]
     with pytest.raises(ValueError, match="searches"):
         model.recall_claim({"none": searches["none"]})

@@ -21,7 +21,7 @@ from __future__ import annotations
 from ... import lr_search
 from ...settings.decisive import decisive_profile
 from ...settings.model import (COORDINATE_LR, COORDINATE_NARROW, COORDINATE_STEPS, COORDINATE_WIDE, GRADIENT_ROWS,
-                               GRADIENT_WIDTH, MODEL_MUP_BASE, MODEL_PARAMETERISATIONS, RECALL_BATCH, RECALL_LENGTH, RECALL_LR,
+                               GRADIENT_WIDTH, MODEL_MUP_BASE, MODEL_PARAMETERISATIONS, RECALL_BATCH, RECALL_LENGTH,
                                RECALL_OWN_BEST, RECALL_PAIRS, RECALL_SEARCH_RUNS, RECALL_SEARCH_SEED, RECALL_SEARCH_START,
                                RECALL_STEPS, RECALL_VOCAB, RECALL_WARMUP, RECALL_WIDTH, TEXT_BATCH,
                                TEXT_CLAIM_GRID, TEXT_CLAIM_HEADS, TEXT_CLAIM_WIDTH, TEXT_CONTEXT, TEXT_HEADS, TEXT_SHARED_LR,
@@ -64,9 +64,8 @@ def _coordinate_checks():
     return tuple(checks)
 
 
-def recall_sim(scaling, lr=RECALL_LR):
-    """A recall run of :mod:`stats.settings.model`'s task, width and budget, at ``lr`` (default: the
-    scaled model's rate)."""
+def recall_sim(scaling, lr):
+    """A recall run of :mod:`stats.settings.model`'s task, width and budget, at ``lr``."""
     return RecallSim(RECALL_WIDTH, scaling, lr, RECALL_STEPS, warmup=RECALL_WARMUP, vocab=RECALL_VOCAB,
                      length=RECALL_LENGTH, pairs=RECALL_PAIRS, batch=RECALL_BATCH)
 
@@ -87,11 +86,6 @@ def recall_searches(*, scheduler=None):
     arguments = {scaling: recall_search_arguments(scaling) for scaling in RECALL_OWN_BEST}
     lr_search.draw_searches(list(arguments.values()), scheduler=scheduler, desc="rate searches (synthetic task)")
     return {scaling: lr_search.cached_rate_search(**a) for scaling, a in arguments.items()}
-
-
-def _recall_label(scaling):
-    head = "1/sqrt(d_k)" if scaling == "sqrt" else "unscaled"
-    return f"{head}, Adam lr={RECALL_LR:g} (the scaled model's), d_k={RECALL_WIDTH}, {RECALL_STEPS} steps"
 
 
 def text_sim(scaling, lrs):
@@ -267,10 +261,11 @@ def _own_best_label(head, search):
 
 def recall_claim(searches):
     """The synthetic-task claim (:data:`EVIDENCE_ONLY`), with ``searches`` (:func:`recall_searches`) giving
-    the unscaled model's and the control's own best rates."""
+    each model's own best rate: the scaled model's is the shared rate."""
     if set(searches) != set(RECALL_OWN_BEST):
         raise ValueError(f"searches must hold a RateSearch for each of {RECALL_OWN_BEST}; got {sorted(searches)}")
-    unscaled, control = searches["none"], searches["t5"]
+    scaled, unscaled, control = searches["sqrt"], searches["none"], searches["t5"]
+    shared = f"unscaled, Adam at the scaled model's best lr={scaled.rate:g} (the shared rate), {_RECALL_SETUP}"
     return Claim(
         "model-recall-unscaled",
         OPENING,
@@ -278,17 +273,17 @@ def recall_claim(searches):
         "attention learns, Zoology's multi-query associative recall (Arora et al. 2023: 8 key-value pairs, then each key "
         f"asked once; vocabulary {RECALL_VOCAB}, sequences of {RECALL_LENGTH}), with a two-layer attention-only "
         f"transformer, one head of d_k = {RECALL_WIDTH}: a run solves the task when its held-out accuracy reaches 0.99 "
-        f"within {RECALL_STEPS} Adam steps.  At the scaled model's rate (the shared-rate protocol) the scaled model solves "
-        "it in most runs and the unscaled one in at most one run in ten; at its own best rate, searched on runs of its "
-        "own (the own-best protocol), the unscaled model still does not, and the control -- the same forward pass, "
-        "1/sqrt(d_k) folded into W_Q's initialisation, so not saturated at step 0 -- does, if saturation at step 0 is "
-        "what stops the unscaled model.",
+        f"within {RECALL_STEPS} Adam steps.  Each model's best rate is searched on runs of its own.  At the scaled model's "
+        "(the shared-rate protocol) the scaled model solves it in most runs and the unscaled one in at most one run in "
+        "ten; at its own best rate (the own-best protocol) the unscaled model still does not, and the control -- the "
+        "same forward pass, 1/sqrt(d_k) folded into W_Q's initialisation, so not saturated at step 0 -- does, if "
+        "saturation at step 0 is what stops the unscaled model.",
         "share of runs that solve the task: scaled > 1/2 and unscaled <= 0.1 (shared rate); unscaled <= 0.1 and "
         "control > 1/2 (own best rate)",
         (
-            share(_recall_label("sqrt"), Stated.at_least("the scaled model learns: share > 1/2", 0.5),
-                  Measure(recall_sim("sqrt"), "solved"), target=RECALL_SHARE_TARGET, macro="recallScaledShare"),
-            share(_recall_label("none"), _CANNOT, Measure(recall_sim("none"), "solved"), target=RECALL_SHARE_TARGET,
+            share(_own_best_label("1/sqrt(d_k)", scaled), Stated.at_least("the scaled model learns: share > 1/2", 0.5),
+                  Measure(recall_sim("sqrt", scaled.rate), "solved"), target=RECALL_SHARE_TARGET, macro="recallScaledShare"),
+            share(shared, _CANNOT, Measure(recall_sim("none", scaled.rate), "solved"), target=RECALL_SHARE_TARGET,
                   protocol=SHARED_RATE, macro="recallUnscaledShare"),
             share(_own_best_label("unscaled", unscaled), _CANNOT, Measure(recall_sim("none", unscaled.rate), "solved"),
                   target=RECALL_SHARE_TARGET, protocol=OWN_BEST, macro="recallUnscaledOwnBestShare"),
