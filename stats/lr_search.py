@@ -514,8 +514,9 @@ def draw_searches(argument_sets, *, workers=None, scheduler=None, desc="rate sea
     ``distributed.Client``), each kept in this machine's cache as it finishes, so that
     :func:`cached_rate_search` then reads it.  A search's stages and rates run one after another and
     a small cell's draw is one block, so searches drawn one at a time would hold one core; the numbers
-    are those of :func:`cached_rate_search`, whatever ``workers`` or ``scheduler``.  Returns how many
-    were drawn."""
+    are those of :func:`cached_rate_search`, whatever ``workers`` or ``scheduler``.  A lone missing
+    search, or any with one worker, is left to :func:`cached_rate_search`, which runs it on all cores
+    when it is asked for.  Returns how many were drawn here."""
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
     from tqdm.auto import tqdm
@@ -532,7 +533,8 @@ def draw_searches(argument_sets, *, workers=None, scheduler=None, desc="rate sea
     if missing and scheduler is not None:
         with tqdm(total=len(missing), desc=desc, unit="search") as bar:
             _searches_on_cluster(missing, scheduler, bar)
-    elif len(missing) > 1 and workers > 1:
+        return len(missing)
+    if len(missing) > 1 and workers > 1:
         # The engine's malloc settings in every worker, as its own pool has them: a worker forked from a
         # caller that did not set them maps and faults in its arrays afresh (stats.engine.malloc).
         with ProcessPoolExecutor(max_workers=min(workers, len(missing)), mp_context=pool_context(),
@@ -540,7 +542,8 @@ def draw_searches(argument_sets, *, workers=None, scheduler=None, desc="rate sea
             futures = [pool.submit(_draw_search, f) for f in missing]  # all submitted before the bar starts its thread
             for future in tqdm(as_completed(futures), total=len(missing), desc=desc, unit="search"):
                 future.result()
-    return len(missing)
+        return len(missing)
+    return 0
 
 
 def profile_searches(profile, *, workers=None, scheduler=None):
