@@ -112,7 +112,7 @@ def figures(out):
     axes[0].axhline(0.99, color="grey", lw=0.6, ls=":")
     axes[0].set_ylim(0, 1.05)
     axes[0].set_ylabel("held-out accuracy at the end")
-    axes[1].set_ylabel("step solved (budget if not)")
+    axes[1].set_ylabel("step solved (budget + 1 if not)")
     axes[1].set_ylim(0, runs["steps"].max() * 1.05)
     axes[2].set_yscale("log")
     axes[2].set_ylabel("largest |attention logit|")
