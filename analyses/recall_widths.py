@@ -2,7 +2,8 @@
 folded-control models, and additive attention (``EVIDENCE=full`` only).
 
 The section's opening says a large unscaled head cannot learn; ``model-recall-unscaled`` tests it on
-Zoology's MQAR (Arora et al. 2023; :mod:`stats.training.recall`) at one width.  This study trains the
+Zoology's MQAR (Arora et al. 2023; :mod:`stats.training.recall`) at the widths of
+:data:`~stats.settings.model.RECALL_WIDTHS`, each model at a rate searched at that width.  This study trains the
 same two-layer attention-only model at growing ``d_k`` (one head, ``d_model = d_k``), all at one rate,
 the scaled model's better of two in a pilot at ``d_k = 64`` (a shared rate at that width), with the
 folded control (no division, ``W_Q``'s initialisation divided by sqrt(d_k): the unscaled forward

@@ -217,27 +217,43 @@ def test_recall_sim_rows_are_runs_and_bad_fields_are_refused():
 
 
 def test_the_recall_claim_grades_both_protocols_at_the_searched_rates(stand_in_search):
-    """EVIDENCE=full's recall claim: each model at the rate its own search chose at the claim's width,
-    task and budget (own best rate), and the unscaled model at the scaled model's (shared rate); a
-    bound is named as one."""
+    """EVIDENCE=full's recall claim, at each of its widths: each model at the rate its own search chose at
+    that width, task and budget (own best rate), and the unscaled model at the scaled model's (shared
+    rate); a bound is named as one."""
     from stats.claims.statements import model
-    from stats.settings.model import RECALL_OWN_BEST, RECALL_STEPS, RECALL_WIDTH
+    from stats.settings.model import RECALL_OWN_BEST, RECALL_STEPS, RECALL_WIDTHS
 
     claim = next(c for c in model.claims("full") if c.id == "model-recall-unscaled")
     recall = [kw for kw in stand_in_search if kw.get("task") == "recall"]
-    assert [kw["scaling"] for kw in recall] == list(RECALL_OWN_BEST)
-    assert all(kw == model.recall_search_arguments(kw["scaling"]) for kw in recall)
+    assert [(kw["d_k"], kw["scaling"]) for kw in recall] == [(w, s) for w in RECALL_WIDTHS for s in RECALL_OWN_BEST]
+    assert all(kw == model.recall_search_arguments(kw["scaling"], width=kw["d_k"]) for kw in recall)
     sims = [check.measures[0].sim for check in claim.checks]
-    # the stand-in's rates: sqrt 0.01, none 0.001, t5 0.00316
-    assert [(s.scaling, s.lr) for s in sims] == [("sqrt", 0.01), ("none", 0.01), ("none", 0.001), ("t5", 0.00316)]
-    assert [c.protocol for c in claim.checks] == ["", "shared rate", "own best rate", "own best rate"]
-    assert all((s.d_model, s.steps) == (RECALL_WIDTH, RECALL_STEPS) for s in sims)
+    # the stand-in's rates: sqrt 0.01, none 0.001, t5 0.00316, at every width
+    assert [(s.d_model, s.scaling, s.lr) for s in sims] == [
+        (w, scaling, lr) for w in RECALL_WIDTHS
+        for scaling, lr in (("sqrt", 0.01), ("none", 0.01), ("none", 0.001), ("t5", 0.00316))]
+    assert [c.protocol for c in claim.checks] == ["", "shared rate", "own best rate", "own best rate"] * len(RECALL_WIDTHS)
+    assert all(s.steps == RECALL_STEPS for s in sims)
+    assert all(f"d_k={s.d_model}," in c.label for s, c in zip(sims, claim.checks))
     assert all("interior" in claim.checks[i].label for i in (0, 2, 3))
     assert "the scaled model's best lr=0.01 (the shared rate)" in claim.checks[1].label
-    searches = model.recall_searches()
-    bounded = dict(searches, none=dataclasses.replace(searches["none"], interior=False, bound=-1))
-    assert "a bound: the best rate is at most this" in model.recall_claim(bounded).checks[2].label
-    moved = dict(searches, sqrt=dataclasses.replace(searches["sqrt"], rate=0.00562))
-    assert [c.measures[0].sim.lr for c in model.recall_claim(moved).checks[:2]] == [0.00562, 0.00562]
+    assert len({c.macro for c in claim.checks}) == len(claim.checks)
+
+    # each width's checks follow that width's searches, not another's
+    searches = model.recall_searches(widths=(64, 128))
+    searches[128] = {s: dataclasses.replace(r, rate=r.rate / 10) for s, r in searches[128].items()}
+    searches[128]["none"] = dataclasses.replace(searches[128]["none"], interior=False, bound=-1)
+    searches[64]["sqrt"] = dataclasses.replace(searches[64]["sqrt"], rate=0.00562)
+    checks = model.recall_claim(searches).checks
+    assert [c.measures[0].sim.lr for c in checks] == pytest.approx([0.00562, 0.00562, 0.001, 0.00316, 0.001, 0.001, 0.0001, 0.000316])
+    assert [c.measures[0].sim.d_model for c in checks] == [64] * 4 + [128] * 4
+    assert "a bound: the best rate is at most this" in checks[6].label
+    assert "interior" in checks[2].label
+    assert [c.macro for c in checks[:2]] == ["recallScaledShareSixtyFour", "recallUnscaledShareSixtyFour"]
+    assert checks[4].macro == "recallScaledShareOneTwentyEight"
     with pytest.raises(ValueError, match="searches"):
-        model.recall_claim({"none": searches["none"]})
+        model.recall_claim({64: {"none": searches[64]["none"]}})
+    with pytest.raises(ValueError, match="widths"):
+        model.recall_claim({96: searches[64]})
+    with pytest.raises(TypeError, match="searches"):
+        model.recall_claim(searches[64])

@@ -14,12 +14,13 @@ import pytest
 from stats.claims.registry import REGISTRY as DEFAULT_REGISTRY
 from stats.claims.statements import model as _model
 from stats.lr_search import RateSearch
-from stats.settings.model import RECALL_OWN_BEST
+from stats.settings.model import RECALL_OWN_BEST, RECALL_WIDTHS
 
 #: The table places the statements of every profile's registry: the default one, and the claims
 #: only ``EVIDENCE=full`` registers (stats/claims/statements/model.py's EVIDENCE_ONLY), the recall
 #: claim's rate searches stood in for (its statements, not its rates, are what the table places).
-_SEARCHES = {s: RateSearch((64, 64, s, "adam", ()), 0, (), 1e-3, True, 0, "recall") for s in RECALL_OWN_BEST}
+_SEARCHES = {w: {s: RateSearch((w, w, s, "adam", ()), 0, (), 1e-3, True, 0, "recall") for s in RECALL_OWN_BEST}
+             for w in RECALL_WIDTHS}
 REGISTRY = DEFAULT_REGISTRY + (_model.recall_claim(_SEARCHES), _model.trained_logit_claim())
 from stats.claims.headings import BEYOND, JACOBIAN, OPENING, READ_MORE, SECTION_HEADINGS, SUITE_HEADINGS
 from stats.claims.unchecked import NOT_CHECKABLE, Unchecked

@@ -10,9 +10,10 @@ bound at the registry's level.  On the plays of Shakespeare a run uses the conte
 validation loss ends below the bigram model's (:func:`stats.bigram_loss`), and the share of runs
 that do is tested exactly, under the shared-rate protocol by default and also at each model's own
 best rate under ``EVIDENCE=full``.  On the synthetic task (Zoology's MQAR, ``EVIDENCE=full`` only) a
-run solves the task or does not, and the share that do is tested exactly under both protocols: the
-own best rates come from :func:`stats.lr_search.search_rate` on runs of their own (task
-``"recall"``), as the decisive cells' do.
+run solves the task or does not, and the share that do is tested exactly under both protocols at each
+width of :data:`~stats.settings.model.RECALL_WIDTHS`: the own best rates come from
+:func:`stats.lr_search.search_rate` on runs of their own at that width (task ``"recall"``), as the
+decisive cells' do.
 The sizes are :mod:`stats.settings.model`'s.
 """
 
@@ -23,7 +24,7 @@ from ...settings.decisive import decisive_profile
 from ...settings.model import (COORDINATE_LR, COORDINATE_NARROW, COORDINATE_STEPS, COORDINATE_WIDE, GRADIENT_ROWS,
                                GRADIENT_WIDTH, MODEL_MUP_BASE, MODEL_PARAMETERISATIONS, RECALL_BATCH, RECALL_LENGTH,
                                RECALL_OWN_BEST, RECALL_PAIRS, RECALL_SEARCH_RUNS, RECALL_SEARCH_SEED, RECALL_SEARCH_START,
-                               RECALL_STEPS, RECALL_VOCAB, RECALL_WARMUP, RECALL_WIDTH, TEXT_BATCH,
+                               RECALL_STEPS, RECALL_VOCAB, RECALL_WARMUP, RECALL_WIDTHS, TEXT_BATCH,
                                TEXT_CLAIM_GRID, TEXT_CLAIM_HEADS, TEXT_CLAIM_WIDTH, TEXT_CONTEXT, TEXT_HEADS, TEXT_SHARED_LR,
                                TEXT_STEPS, TEXT_WARMUP, TRAINED_GRIDS, TRAINED_NARROW, TRAINED_WIDE)
 from ...training.transformer_simulations import TRAINED_LOGIT_FACTOR, CoordinateCheckSim, RecallSim, TextSweepSim
@@ -64,28 +65,33 @@ def _coordinate_checks():
     return tuple(checks)
 
 
-def recall_sim(scaling, lr):
-    """A recall run of :mod:`stats.settings.model`'s task, width and budget, at ``lr``."""
-    return RecallSim(RECALL_WIDTH, scaling, lr, RECALL_STEPS, warmup=RECALL_WARMUP, vocab=RECALL_VOCAB,
+def recall_sim(scaling, lr, *, width):
+    """A recall run of :mod:`stats.settings.model`'s task and budget, at ``lr`` and d_k = d_model = ``width``."""
+    return RecallSim(width, scaling, lr, RECALL_STEPS, warmup=RECALL_WARMUP, vocab=RECALL_VOCAB,
                      length=RECALL_LENGTH, pairs=RECALL_PAIRS, batch=RECALL_BATCH)
 
 
-def recall_search_arguments(scaling):
+def recall_search_arguments(scaling, *, width):
     """The arguments of :func:`stats.lr_search.cached_rate_search` for ``scaling``'s own best rate on the
-    synthetic task (:data:`~stats.settings.model.RECALL_SEARCH_RUNS`): the claim's model, task and budget."""
-    return dict(d_k=RECALL_WIDTH, d_model=RECALL_WIDTH, scaling=scaling, optimizer="adam", seed=RECALL_SEARCH_SEED,
+    synthetic task at d_k = d_model = ``width`` (:data:`~stats.settings.model.RECALL_SEARCH_RUNS`): the
+    claim's model, task and budget."""
+    return dict(d_k=width, d_model=width, scaling=scaling, optimizer="adam", seed=RECALL_SEARCH_SEED,
                 start=RECALL_SEARCH_START, task="recall",
                 options=dict(steps=RECALL_STEPS, warmup=RECALL_WARMUP, vocab=RECALL_VOCAB, length=RECALL_LENGTH,
                              pairs=RECALL_PAIRS, batch=RECALL_BATCH), **RECALL_SEARCH_RUNS)
 
 
-def recall_searches(*, scheduler=None):
-    """``{scaling: RateSearch}``: the own-best protocol's searches on the synthetic task, for the models of
-    :data:`~stats.settings.model.RECALL_OWN_BEST` (cached on disk; where not, drawn side by side, or on
-    the Dask cluster at ``scheduler``: :func:`stats.lr_search.draw_searches`)."""
-    arguments = {scaling: recall_search_arguments(scaling) for scaling in RECALL_OWN_BEST}
+def recall_searches(*, widths=RECALL_WIDTHS, scheduler=None):
+    """``{width: {scaling: RateSearch}}``: the own-best protocol's searches on the synthetic task at each of
+    ``widths``, for the models of :data:`~stats.settings.model.RECALL_OWN_BEST` (cached on disk; where
+    not, all drawn side by side, or on the Dask cluster at ``scheduler``: :func:`stats.lr_search.draw_searches`)."""
+    arguments = {(width, scaling): recall_search_arguments(scaling, width=width)
+                 for width in widths for scaling in RECALL_OWN_BEST}
     lr_search.draw_searches(list(arguments.values()), scheduler=scheduler, desc="rate searches (synthetic task)")
-    return {scaling: lr_search.cached_rate_search(**a) for scaling, a in arguments.items()}
+    searches = {width: {} for width in widths}
+    for (width, scaling), a in arguments.items():
+        searches[width][scaling] = lr_search.cached_rate_search(**a)
+    return searches
 
 
 def text_sim(scaling, lrs):
@@ -249,48 +255,65 @@ def trained_logit_claim():
     )
 
 
-_RECALL_SETUP = f"d_k={RECALL_WIDTH}, {RECALL_STEPS} steps"
+#: A width's word in the recall checks' macros (LaTeX names take no digits).
+_WIDTH_WORDS = {32: "ThirtyTwo", 64: "SixtyFour", 128: "OneTwentyEight", 256: "TwoFiftySix", 512: "FiveTwelve",
+                1024: "TenTwentyFour"}
 
 
-def _own_best_label(head, search):
+def _own_best_label(head, search, setup):
     where = ("interior" if search.interior else
              f"a bound: the best rate is {'at least' if search.bound == 1 else 'at most'} this")
-    return (f"{head}, Adam at its own best lr={search.rate:g} (searched at this width: quarter decades, {where}), "
-            f"{_RECALL_SETUP}")
+    return f"{head}, Adam at its own best lr={search.rate:g} (searched at this width: quarter decades, {where}), {setup}"
+
+
+def _recall_checks(width, searches):
+    if set(searches) != set(RECALL_OWN_BEST):
+        raise ValueError(f"searches[{width}] must hold a RateSearch for each of {RECALL_OWN_BEST}; "
+                         f"got {sorted(searches)}")
+    if width not in _WIDTH_WORDS:
+        raise ValueError(f"searches' widths must be among {sorted(_WIDTH_WORDS)} (the checks' macros name them); "
+                         f"got {width!r}")
+    scaled, unscaled, control = searches["sqrt"], searches["none"], searches["t5"]
+    setup, word = f"d_k={width}, {RECALL_STEPS} steps", _WIDTH_WORDS[width]
+    shared = f"unscaled, Adam at the scaled model's best lr={scaled.rate:g} (the shared rate), {setup}"
+    return (
+        share(_own_best_label("1/sqrt(d_k)", scaled, setup), Stated.at_least("the scaled model learns: share > 1/2", 0.5),
+              Measure(recall_sim("sqrt", scaled.rate, width=width), "solved"), target=RECALL_SHARE_TARGET,
+              macro=f"recallScaledShare{word}"),
+        share(shared, _CANNOT, Measure(recall_sim("none", scaled.rate, width=width), "solved"),
+              target=RECALL_SHARE_TARGET, protocol=SHARED_RATE, macro=f"recallUnscaledShare{word}"),
+        share(_own_best_label("unscaled", unscaled, setup), _CANNOT,
+              Measure(recall_sim("none", unscaled.rate, width=width), "solved"),
+              target=RECALL_SHARE_TARGET, protocol=OWN_BEST, macro=f"recallUnscaledOwnBestShare{word}"),
+        share(_own_best_label("folded control (no division, W_Q / sqrt(d_k))", control, setup),
+              Stated.at_least("the control learns: share > 1/2", 0.5),
+              Measure(recall_sim("t5", control.rate, width=width), "solved"),
+              target=RECALL_SHARE_TARGET, protocol=OWN_BEST, macro=f"recallControlOwnBestShare{word}"),
+    )
 
 
 def recall_claim(searches):
-    """The synthetic-task claim (:data:`EVIDENCE_ONLY`), with ``searches`` (:func:`recall_searches`) giving
-    each model's own best rate: the scaled model's is the shared rate."""
-    if set(searches) != set(RECALL_OWN_BEST):
-        raise ValueError(f"searches must hold a RateSearch for each of {RECALL_OWN_BEST}; got {sorted(searches)}")
-    scaled, unscaled, control = searches["sqrt"], searches["none"], searches["t5"]
-    shared = f"unscaled, Adam at the scaled model's best lr={scaled.rate:g} (the shared rate), {_RECALL_SETUP}"
+    """The synthetic-task claim (:data:`EVIDENCE_ONLY`): four checks at each width of ``searches``
+    (``{width: {scaling: RateSearch}}``, :func:`recall_searches`), whose searches give each model's own
+    best rate there; the scaled model's is the shared rate."""
+    if not isinstance(searches, dict) or not searches or not all(isinstance(v, dict) for v in searches.values()):
+        raise TypeError(f"searches must be a non-empty {{width: {{scaling: RateSearch}}}} dict; got {searches!r:.80}")
+    widths = sorted(searches)
     return Claim(
         "model-recall-unscaled",
         OPENING,
         "The text: without the division a large head 'cannot learn'.  Tested on the field's synthetic task for what "
         "attention learns, Zoology's multi-query associative recall (Arora et al. 2023: 8 key-value pairs, then each key "
         f"asked once; vocabulary {RECALL_VOCAB}, sequences of {RECALL_LENGTH}), with a two-layer attention-only "
-        f"transformer, one head of d_k = {RECALL_WIDTH}: a run solves the task when its held-out accuracy reaches 0.99 "
-        f"within {RECALL_STEPS} Adam steps.  Each model's best rate is searched on runs of its own.  At the scaled model's "
-        "(the shared-rate protocol) the scaled model solves it in most runs and the unscaled one in at most one run in "
-        "ten; at its own best rate (the own-best protocol) the unscaled model still does not, and the control -- the "
-        "same forward pass, 1/sqrt(d_k) folded into W_Q's initialisation, so not saturated at step 0 -- does, if "
-        "saturation at step 0 is what stops the unscaled model.",
-        "share of runs that solve the task: scaled > 1/2 and unscaled <= 0.1 (shared rate); unscaled <= 0.1 and "
-        "control > 1/2 (own best rate)",
-        (
-            share(_own_best_label("1/sqrt(d_k)", scaled), Stated.at_least("the scaled model learns: share > 1/2", 0.5),
-                  Measure(recall_sim("sqrt", scaled.rate), "solved"), target=RECALL_SHARE_TARGET, macro="recallScaledShare"),
-            share(shared, _CANNOT, Measure(recall_sim("none", scaled.rate), "solved"), target=RECALL_SHARE_TARGET,
-                  protocol=SHARED_RATE, macro="recallUnscaledShare"),
-            share(_own_best_label("unscaled", unscaled), _CANNOT, Measure(recall_sim("none", unscaled.rate), "solved"),
-                  target=RECALL_SHARE_TARGET, protocol=OWN_BEST, macro="recallUnscaledOwnBestShare"),
-            share(_own_best_label("folded control (no division, W_Q / sqrt(d_k))", control),
-                  Stated.at_least("the control learns: share > 1/2", 0.5), Measure(recall_sim("t5", control.rate), "solved"),
-                  target=RECALL_SHARE_TARGET, protocol=OWN_BEST, macro="recallControlOwnBestShare"),
-        ),
+        f"transformer, one head, at d_k = d_model = {' and '.join(map(str, widths))}: a run solves the task when its "
+        f"held-out accuracy reaches 0.99 within {RECALL_STEPS} Adam steps.  At each width each model's best rate is "
+        "searched on runs of its own.  At the scaled model's (the shared-rate protocol) the scaled model solves it in "
+        "most runs and the unscaled one in at most one run in ten; at its own best rate (the own-best protocol) the "
+        "unscaled model still does not, and the control -- the same forward pass, 1/sqrt(d_k) folded into W_Q's "
+        "initialisation, so not saturated at step 0 -- does, if saturation at step 0 is what stops the unscaled model.",
+        "share of runs that solve the task, at each width: scaled > 1/2 and unscaled <= 0.1 (shared rate); "
+        "unscaled <= 0.1 and control > 1/2 (own best rate)",
+        tuple(check for width in widths for check in _recall_checks(width, searches[width])),
     )
 
 
