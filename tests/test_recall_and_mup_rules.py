@@ -253,7 +253,15 @@ def test_the_recall_claim_grades_both_protocols_at_the_searched_rates(stand_in_s
     assert checks[4].macro == "recallScaledShareOneTwentyEight"
     with pytest.raises(ValueError, match="searches"):
         model.recall_claim({64: {"none": searches[64]["none"]}})
-    with pytest.raises(ValueError, match="widths"):
-        model.recall_claim({96: searches[64]})
+    for width in (0, 10000, 64.0):
+        with pytest.raises(ValueError, match="widths"):
+            model.recall_claim({width: searches[64]})
+    # a search filed under another width, or another model's, would grade at that one's rate
+    with pytest.raises(ValueError, match=r"searches\[128\]\['sqrt'\] must be the recall search of .* \(128, 128, 'sqrt'\)"):
+        model.recall_claim({128: searches[64]})
+    with pytest.raises(ValueError, match=r"searches\[64\]\['none'\]"):
+        model.recall_claim({64: {**searches[64], "none": searches[64]["t5"]}})
+    with pytest.raises(ValueError, match="task 'head'"):
+        model.recall_claim({64: {**searches[64], "sqrt": dataclasses.replace(searches[64]["sqrt"], task="head")}})
     with pytest.raises(TypeError, match="searches"):
         model.recall_claim(searches[64])

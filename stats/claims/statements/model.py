@@ -32,6 +32,7 @@ from ..check_builders import Erratum, Measure, Stated, identity, share
 from ..claim import Claim
 from ..findings import OWN_BEST, SHARED_RATE
 from ..headings import ASSUMPTION, BACKWARD, OPENING
+from ..macro_words import number_word
 
 SECTION = BACKWARD
 #: The share checks' detectable discrepancy (as the single heads' costly runs: their shares are 0 or 1).
@@ -255,11 +256,6 @@ def trained_logit_claim():
     )
 
 
-#: A width's word in the recall checks' macros (LaTeX names take no digits).
-_WIDTH_WORDS = {32: "ThirtyTwo", 64: "SixtyFour", 128: "OneTwentyEight", 256: "TwoFiftySix", 512: "FiveTwelve",
-                1024: "TenTwentyFour"}
-
-
 def _own_best_label(head, search, setup):
     where = ("interior" if search.interior else
              f"a bound: the best rate is {'at least' if search.bound == 1 else 'at most'} this")
@@ -267,14 +263,22 @@ def _own_best_label(head, search, setup):
 
 
 def _recall_checks(width, searches):
+    if isinstance(width, bool) or not isinstance(width, int) or width < 1:
+        raise ValueError(f"searches' widths must be positive integers (d_k = d_model); got {width!r}")
+    try:
+        word = number_word(width)  # the checks' macros name the width
+    except ValueError as e:
+        raise ValueError(f"searches' widths must be spelt in the checks' macros: {e}") from None
     if set(searches) != set(RECALL_OWN_BEST):
         raise ValueError(f"searches[{width}] must hold a RateSearch for each of {RECALL_OWN_BEST}; "
                          f"got {sorted(searches)}")
-    if width not in _WIDTH_WORDS:
-        raise ValueError(f"searches' widths must be among {sorted(_WIDTH_WORDS)} (the checks' macros name them); "
-                         f"got {width!r}")
+    for scaling, search in searches.items():
+        # a search filed under another width or model would grade this width at that one's rate
+        if search.task != "recall" or tuple(search.cell[:3]) != (width, width, scaling):
+            raise ValueError(f"searches[{width}][{scaling!r}] must be the recall search of (d_k, d_model, scaling) = "
+                             f"({width}, {width}, {scaling!r}); got task {search.task!r}, cell {search.cell[:3]}")
     scaled, unscaled, control = searches["sqrt"], searches["none"], searches["t5"]
-    setup, word = f"d_k={width}, {RECALL_STEPS} steps", _WIDTH_WORDS[width]
+    setup = f"d_k={width}, {RECALL_STEPS} steps"
     shared = f"unscaled, Adam at the scaled model's best lr={scaled.rate:g} (the shared rate), {setup}"
     return (
         share(_own_best_label("1/sqrt(d_k)", scaled, setup), Stated.at_least("the scaled model learns: share > 1/2", 0.5),

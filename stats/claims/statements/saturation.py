@@ -10,6 +10,7 @@ from ...models.saturation import SaturationSim, SmallScoreSim
 from ...settings.saturation import CLAIM_MC_WIDTHS as MC_WIDTHS, SMALL_SCORE_EPSILONS as EPSILONS, STATED_TABLE, T
 from ..check_builders import Erratum, Measure, Stated, categorical, exact, identity, interval, mean, stated_exact, two_sample
 from ..headings import OPENING, SATURATION
+from ..macro_words import number_word
 from ..claim import Claim
 
 SECTION = SATURATION
@@ -30,10 +31,6 @@ def _trace_ratio(F):
     # error of a ratio of two values each within `accuracy`
     err = r * (a["accuracy"] / a["trace"] + b["accuracy"] / b["trace"])
     return r, err
-
-
-def _macro_width(d):
-    return {4: "Four", 16: "Sixteen", 64: "SixtyFour", 256: "TwoFiftySix", 1024: "TenTwentyFour"}[d]
 
 
 _ERRATUM_SENTENCE = ("Without scaling, the expected largest weight climbs from 0.34 at d_k = 4 to 0.95 at d_k = 1024 "
@@ -63,7 +60,7 @@ def _stated_check(stat, scaling, d, text, corrected):
                                 f"{text} under Gaussian entries (saturation-procedure), so by the rule a caveat")
                if corrected else None)
     return stated_exact(f"{side.lower()} {kind}, d_k={d}", text, _exact(stat, d, scaling), uses=("saturation_exact",),
-                        macro=f"sat{name}{side}{_macro_width(d)}", erratum=erratum, reading=EXPECTATION_READING)
+                        macro=f"sat{name}{side}{number_word(d)}", erratum=erratum, reading=EXPECTATION_READING)
 
 
 def claims():

@@ -38,6 +38,7 @@ from ...tuning import best_rates, pilot_result, training_best_lr
 from ..check_builders import Erratum, Measure, Stated, identity, interval, mean, share
 from ..findings import OWN_BEST, SHARED_RATE
 from ..headings import ASSUMPTION, BACKWARD, JACOBIAN, OPENING, SATURATION, WIDTH
+from ..macro_words import number_word
 from ..claim import Claim
 
 SECTION = OPENING
@@ -87,8 +88,7 @@ def _shape(shape):
 
 
 def _macro_shape(shape):
-    words = {16: "Sixteen", 64: "SixtyFour", 256: "TwoFiftySix"}
-    return f"Dk{words[shape[0]]}Dm{words[shape[1]]}"
+    return f"Dk{number_word(shape[0])}Dm{number_word(shape[1])}"
 
 
 def _difference(means):
