@@ -253,9 +253,13 @@ def test_the_recall_claim_grades_both_protocols_at_the_searched_rates(stand_in_s
     assert checks[4].macro == "recallScaledShareOneTwentyEight"
     with pytest.raises(ValueError, match="searches"):
         model.recall_claim({64: {"none": searches[64]["none"]}})
-    for width in (0, 10000, 64.0):
+    for width in (0, 10000):
         with pytest.raises(ValueError, match="widths"):
             model.recall_claim({width: searches[64]})
+    with pytest.raises(TypeError, match="widths must be integers"):
+        model.recall_claim({64.0: searches[64]})
+    with pytest.raises(TypeError, match=r"searches\[64\]\['t5'\] must be a RateSearch"):
+        model.recall_claim({64: {**searches[64], "t5": 0.001}})
     # a search filed under another width, or another model's, would grade at that one's rate
     with pytest.raises(ValueError, match=r"searches\[128\]\['sqrt'\] must be the recall search of .* \(128, 128, 'sqrt'\)"):
         model.recall_claim({128: searches[64]})

@@ -263,8 +263,10 @@ def _own_best_label(head, search, setup):
 
 
 def _recall_checks(width, searches):
-    if isinstance(width, bool) or not isinstance(width, int) or width < 1:
-        raise ValueError(f"searches' widths must be positive integers (d_k = d_model); got {width!r}")
+    if isinstance(width, bool) or not isinstance(width, int):
+        raise TypeError(f"searches' widths must be integers (d_k = d_model); got {width!r}")
+    if width < 1:
+        raise ValueError(f"searches' widths must be positive (d_k = d_model); got {width}")
     try:
         word = number_word(width)  # the checks' macros name the width
     except ValueError as e:
@@ -273,6 +275,8 @@ def _recall_checks(width, searches):
         raise ValueError(f"searches[{width}] must hold a RateSearch for each of {RECALL_OWN_BEST}; "
                          f"got {sorted(searches)}")
     for scaling, search in searches.items():
+        if not isinstance(search, lr_search.RateSearch):
+            raise TypeError(f"searches[{width}][{scaling!r}] must be a RateSearch; got {type(search).__name__}")
         # a search filed under another width or model would grade this width at that one's rate
         if search.task != "recall" or tuple(search.cell[:3]) != (width, width, scaling):
             raise ValueError(f"searches[{width}][{scaling!r}] must be the recall search of (d_k, d_model, scaling) = "
