@@ -263,14 +263,10 @@ def _own_best_label(head, search, setup):
 
 
 def _recall_checks(width, searches):
-    if isinstance(width, bool) or not isinstance(width, int):
-        raise TypeError(f"searches' widths must be integers (d_k = d_model); got {width!r}")
-    if width < 1:
-        raise ValueError(f"searches' widths must be positive (d_k = d_model); got {width}")
     try:
         word = number_word(width)  # the checks' macros name the width
-    except ValueError as e:
-        raise ValueError(f"searches' widths must be spelt in the checks' macros: {e}") from None
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"searches' widths must be integers d_k = d_model that the checks' macros spell: {e}") from None
     if set(searches) != set(RECALL_OWN_BEST):
         raise ValueError(f"searches[{width}] must hold a RateSearch for each of {RECALL_OWN_BEST}; "
                          f"got {sorted(searches)}")
